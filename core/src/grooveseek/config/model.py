@@ -1,0 +1,163 @@
+"""The groove.toml schema as attrs classes: every key of SPEC §1.3, with its default.
+
+Values here are already checked and, for paths, absolute. Loading, discovery and trust live in
+``grooveseek.config.load``; this module only says what exists. Every table is closed (R1.1).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+MIB50 = 52_428_800
+DEFAULT_EXCLUDE_DIRS = (".obsidian", ".git", "node_modules", "target", ".vscode", ".idea")
+BUILTIN_FASTEMBED_MODELS = ("bge-small-en-v1.5", "bge-m3", "minilm-l6-int8")
+BUILTIN_RERANKERS = ("bge-v2-m3", "jina-v2-ml", "bge-base")
+
+
+@attrs.frozen
+class QualityFilterConfig:
+    enabled: bool = True
+    threshold: float = 0.3
+
+    @property
+    def effective_threshold(self) -> float:
+        """R1.13: ``threshold`` when enabled, else 0."""
+        return self.threshold if self.enabled else 0.0
+
+
+@attrs.frozen
+class BestPracticeConfig:
+    path_templates: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class CodeConfig:
+    max_chunk_chars: int = 3500
+
+
+@attrs.frozen
+class ParsersConfig:
+    enabled: tuple[str, ...] = ("md",)
+    code: CodeConfig = attrs.field(factory=CodeConfig)
+
+
+@attrs.frozen
+class IndexConfig:
+    fail_on_frontmatter_error: bool = False
+    max_binary_file_size: int = MIB50
+    max_text_file_size: int = MIB50
+    max_decompressed_size: int = MIB50
+
+
+@attrs.frozen
+class WatchConfig:
+    enabled: bool = True
+    debounce_ms: int = 500
+    poll: bool = False
+
+
+@attrs.frozen
+class HttpConfig:
+    bind: str = "127.0.0.1:3100"
+    allowed_hosts: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
+    allowed_origins: tuple[str, ...] | None = None  # None = loopback origins of the bound port
+    healthz_public: bool = True
+    max_sessions: int = 256
+
+
+@attrs.frozen
+class TransportConfig:
+    kind: str = "stdio"
+    http: HttpConfig = attrs.field(factory=HttpConfig)
+
+
+@attrs.frozen
+class EvalConfig:
+    golden: str | None = None  # None = <kb_path>/.groove-eval.yml
+    history_size: int = 10
+    k_values: tuple[int, ...] = (1, 5, 10)
+    regression_threshold: float = 0.05
+
+
+@attrs.frozen
+class MmrConfig:
+    enabled: bool = False
+    lambda_: float = attrs.field(default=0.7, alias="lambda_")
+    same_doc_penalty: float = 0.0
+
+
+@attrs.frozen
+class FusionConfig:
+    rrf_k: float = 60.0
+    bm25_heading_weight: float = 2.0
+    bm25_context_weight: float = 1.0
+    bm25_content_weight: float = 1.0
+
+
+@attrs.frozen
+class ParentRetrieverConfig:
+    enabled: bool = False
+    whole_doc_threshold_tokens: int = 100
+    max_expanded_tokens: int = 2000
+
+
+@attrs.frozen
+class SearchConfig:
+    min_confidence_ratio: float = 1.5
+    mmr: MmrConfig = attrs.field(factory=MmrConfig)
+    fusion: FusionConfig = attrs.field(factory=FusionConfig)
+    parent_retriever: ParentRetrieverConfig = attrs.field(factory=ParentRetrieverConfig)
+
+
+@attrs.frozen
+class ContextualConfig:
+    enabled: bool = False
+
+
+@attrs.frozen
+class EmbeddingConfig:
+    provider: str = "fastembed"
+    endpoint: str | None = None
+    model: str | None = None
+    query_model: str | None = None
+    document_model: str | None = None
+    dimension: int | None = None
+    request_dimensions: bool = False
+    api_key: str | None = attrs.field(default=None, repr=False)  # never in logs or reprs (R5.19)
+    timeout_seconds: int = 60
+    max_input_chars: int = 8000
+    max_retries: int = 3
+
+
+@attrs.frozen
+class GrooveConfig:
+    """The effective configuration (after trust restrictions, R1.29)."""
+
+    kb_path: str | None = None
+    model: str = "bge-small-en-v1.5"
+    reranker: str = "none"
+    rerank_by_default: bool = True
+    fastembed_cache_dir: str | None = None
+    exclude_headings: tuple[str, ...] = ()
+    exclude_dirs: tuple[str, ...] = DEFAULT_EXCLUDE_DIRS
+    quality_filter: QualityFilterConfig = attrs.field(factory=QualityFilterConfig)
+    best_practice: BestPracticeConfig = attrs.field(factory=BestPracticeConfig)
+    parsers: ParsersConfig = attrs.field(factory=ParsersConfig)
+    index: IndexConfig = attrs.field(factory=IndexConfig)
+    watch: WatchConfig = attrs.field(factory=WatchConfig)
+    transport: TransportConfig = attrs.field(factory=TransportConfig)
+    eval: EvalConfig = attrs.field(factory=EvalConfig)
+    search: SearchConfig = attrs.field(factory=SearchConfig)
+    contextual: ContextualConfig = attrs.field(factory=ContextualConfig)
+    embedding: EmbeddingConfig = attrs.field(factory=EmbeddingConfig)
+
+
+@attrs.frozen
+class LoadedConfig:
+    """A config plus where it came from (R1.7, R1.9) and the trust warnings it produced."""
+
+    config: GrooveConfig
+    source: str  # explicit | cwd | git-root | alongside-binary | none
+    path: str | None
+    trusted: bool
+    warnings: tuple[str, ...] = ()

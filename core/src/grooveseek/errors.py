@@ -1,0 +1,40 @@
+"""The GrooveSeek error tree.
+
+Every expected failure is a ``GrooveError`` whose message a person can act on: it names the file
+or key, the problem and the fix (SPEC R0.18). The CLI turns these into ``Error: <message>`` and
+exit 1 in one place (``grooveseek.cli``); nothing else formats them.
+"""
+
+from __future__ import annotations
+
+
+class GrooveError(Exception):
+    """Base class of every error that is shown to a user instead of a traceback."""
+
+
+class ConfigError(GrooveError):
+    """groove.toml, an environment variable or a flag is invalid."""
+
+
+class PluginLoadError(GrooveError):
+    """An enabled plugin is missing, broken, or breaks the plugin contract."""
+
+
+class ParseError(GrooveError):
+    """A parser could not turn a file's bytes into a document (the file is skipped)."""
+
+
+class StoreError(GrooveError):
+    """The index file cannot be opened, is foreign, or is newer than this program."""
+
+
+class ModelError(GrooveError):
+    """An embedding or reranking model could not be loaded or failed to run."""
+
+
+class SearchError(GrooveError):
+    """A search request is invalid (too long, nothing to search for, bad filter)."""
+
+
+class ReadRefused(GrooveError):
+    """A handle-bound read refused a file (link, type, size, encoding); the message is the reason."""

@@ -1,0 +1,108 @@
+"""The plugin interfaces: what a parser, chunker, embedder, reranker or grammar object must provide.
+
+These are the only ABCs in GrooveSeek (house style). Plugins subclass them and hand instances to
+the ``register`` callback of a ``register_*`` hook (see ``hookspecs``). Every object carries an
+``id`` equal to its entry-point name and an ``api_version`` equal to ``PLUGIN_API_VERSION``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from .types import Chunk, ChunkSettings, ParseContext, ParsedDocument
+
+PLUGIN_API_VERSION = 1
+
+
+class Parser(ABC):
+    """Turns one file's bytes into a ``ParsedDocument`` (SPEC R3.5).
+
+    ``parse`` raises ``grooveseek.errors.ParseError`` (or anything else: the indexer catches it and
+    skips the file, R3.7); it never returns None.
+    """
+
+    id: ClassVar[str]
+    api_version: ClassVar[int] = PLUGIN_API_VERSION
+    kind: ClassVar[str] = "text"  # "text" | "binary": picks the size cap (R2.26)
+    media_type: ClassVar[str] = "text/plain"
+    chunker: ClassVar[str] = "sections"
+    policy_version: ClassVar[str] = "1"
+
+    @abstractmethod
+    def parse(self, data: bytes, rel_path: str, ctx: ParseContext) -> ParsedDocument:
+        """Parse ``data`` (the whole file) stored at ``rel_path``."""
+
+    def parse_for_read(self, data: bytes, rel_path: str, ctx: ParseContext) -> ParsedDocument:
+        """Parse under the read-side limits for ``get_document`` (R2.31); same as ``parse`` by default."""
+        return self.parse(data, rel_path, ctx)
+
+
+class Chunker(ABC):
+    """Turns a parsed document into ordered chunks (SPEC R3.3)."""
+
+    id: ClassVar[str]
+    api_version: ClassVar[int] = PLUGIN_API_VERSION
+
+    @abstractmethod
+    def chunk(self, doc: ParsedDocument, settings: ChunkSettings) -> list[Chunk]:
+        """Return the chunks in ``chunk_index`` order; ``quality_score`` is filled in by the core."""
+
+
+class Embedder(ABC):
+    """Produces unit-length float32 vectors (SPEC R5.1).
+
+    ``id``, ``identity`` and ``dimension`` must be known without loading the model, because the
+    model guard (R4.28) compares them before anything is loaded. Loading happens lazily on the
+    first ``embed_*`` call (or ``load()``).
+    """
+
+    id: str
+    identity: str
+    dimension: int
+    batch_size: int = 32
+    api_version: int = PLUGIN_API_VERSION
+
+    def load(self) -> None:
+        """Load the model now (so start-up pays the cost and reports failures early)."""
+
+    @abstractmethod
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape ``(len(texts), dimension)``, one row per text, in order."""
+
+    @abstractmethod
+    def embed_query(self, text: str) -> np.ndarray:
+        """Return one vector of shape ``(dimension,)`` for a search query."""
+
+    def probe_before_reset(self) -> None:  # noqa: B027 - optional hook, no-op by default
+        """Check a remote endpoint before ``--force`` resets the index (R5.18); local models do nothing."""
+
+
+class Reranker(ABC):
+    """Scores (query, passage) pairs with a cross-encoder (SPEC R5.21)."""
+
+    id: str
+    api_version: int = PLUGIN_API_VERSION
+    licence_note: str | None = None
+
+    def load(self) -> None:
+        """Load the model now."""
+
+    @abstractmethod
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One raw score per text, in input order."""
+
+
+@attrs.frozen
+class Grammar:
+    """A tree-sitter language for the built-in code parser (SPEC R3.8)."""
+
+    id: str
+    language_name: str
+    language: Callable[[], object]
+    tags_query: str
+    api_version: int = PLUGIN_API_VERSION

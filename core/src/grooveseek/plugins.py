@@ -1,0 +1,226 @@
+"""The explicit plugin loader: only the trusted config decides which plugins are imported.
+
+``load_plugins`` builds a fresh pluggy PluginManager, registers the built-ins, then imports exactly
+the entry points the ``PluginSelection`` names (R1.32). An unknown id errors with the installed
+ids; an enabled plugin that fails to import is a hard error (R1.34); two distributions claiming one
+id is an error naming both (R1.35). ``plugin_report`` lists what is installed from metadata alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Iterable
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+import attrs
+import pluggy
+
+from . import hookspecs
+from .errors import PluginLoadError
+
+log = logging.getLogger("grooveseek.plugins")
+
+KINDS = ("parsers", "chunkers", "embedders", "rerankers", "grammars")
+BUILTINS = ("grooveseek.builtins.chunkers",)
+
+# R1.15: install hints for parser ids that have a known package.
+PACKAGE_HINTS = {
+    "md": "groove-md",
+    "txt": "groove-txt",
+    "pdf": "groove-pdf",
+    "docx": "groove-office",
+    "xlsx": "groove-office",
+    "pptx": "groove-office",
+    "rs": "groove-grammar-rust",
+    "py": "groove-grammar-python",
+    "php": "groove-grammar-php",
+}
+EMBEDDER_HINTS = {
+    "bge-small-en-v1.5": "groove-fastembed",
+    "bge-m3": "groove-fastembed",
+    "minilm-l6-int8": "groove-fastembed",
+    "openai-compatible": "groove-openai",
+}
+RERANKER_HINTS = {"bge-v2-m3": "groove-fastembed", "jina-v2-ml": "groove-fastembed", "bge-base": "groove-fastembed"}
+
+
+@attrs.frozen
+class PluginSelection:
+    """Which plugin ids the effective config needs, per kind."""
+
+    parsers: tuple[str, ...] = ("md",)
+    embedder: str | None = None
+    reranker: str | None = None
+    chunkers: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class LoadedPlugin:
+    kind: str
+    id: str
+    module: str
+    distribution: str | None
+    version: str | None
+
+
+@attrs.frozen
+class LoadedPlugins:
+    pm: pluggy.PluginManager
+    loaded: tuple[LoadedPlugin, ...]
+    parser_ids: tuple[str, ...]
+    grammar_ids: tuple[str, ...]
+
+
+def installed_entry_points(kind: str) -> dict[str, list[EntryPoint]]:
+    """Installed entry points of one group, by name, without importing anything."""
+    found: dict[str, list[EntryPoint]] = {}
+    for ep in entry_points(group=f"grooveseek.{kind}"):
+        found.setdefault(ep.name.lower(), []).append(ep)
+    return found
+
+
+def _dist_name(ep: EntryPoint) -> str | None:
+    return ep.dist.name if ep.dist is not None else None
+
+
+def _unique(kind: str, name: str, eps: list[EntryPoint]) -> EntryPoint:
+    dists = sorted({_dist_name(ep) or "?" for ep in eps})
+    if len(dists) > 1:
+        raise PluginLoadError(
+            f"{kind}.{name} is provided by more than one installed distribution: {', '.join(dists)}. "
+            "Uninstall one of them."
+        )
+    return eps[0]
+
+
+def _import(kind: str, ep: EntryPoint) -> Any:
+    try:
+        return ep.load()
+    except Exception as exc:  # an enabled plugin that will not import is a config error (R1.34)
+        raise PluginLoadError(f"{kind}.{ep.name}: importing {ep.value} failed: {exc}") from exc
+
+
+def _resolve_parser_ids(ids: Iterable[str]) -> list[tuple[str, str, EntryPoint]]:
+    parsers = installed_entry_points("parsers")
+    grammars = installed_entry_points("grammars")
+    out = []
+    for pid in ids:
+        in_p, in_g = parsers.get(pid), grammars.get(pid)
+        if in_p and in_g:
+            names = sorted({_dist_name(ep) or "?" for ep in in_p + in_g})
+            raise PluginLoadError(
+                f"id {pid!r} is claimed both as a parser and as a grammar by: {', '.join(names)}. "
+                "Uninstall one of them."
+            )
+        if in_p:
+            out.append(("parsers", pid, _unique("parsers", pid, in_p)))
+        elif in_g:
+            out.append(("grammars", pid, _unique("grammars", pid, in_g)))
+        elif pid in PACKAGE_HINTS:
+            raise PluginLoadError(
+                f'[parsers].enabled names "{pid}", but no installed package provides it. '
+                f"Install it with: pip install {PACKAGE_HINTS[pid]}"
+            )
+        else:
+            known = sorted(set(parsers) | set(grammars))
+            raise PluginLoadError(
+                f'[parsers].enabled contains unknown id "{pid}" - installed parsers and grammars: '
+                f"{', '.join(known) or 'none'}"
+            )
+    return out
+
+
+def _resolve_single(kind: str, pid: str, hints: dict[str, str], what: str) -> tuple[str, str, EntryPoint]:
+    available = installed_entry_points(kind)
+    eps = available.get(pid)
+    if not eps:
+        hint = f" Install it with: pip install {hints[pid]}." if pid in hints else ""
+        raise PluginLoadError(
+            f"{what} {pid!r} is not provided by any installed package; installed {kind}: "
+            f"{', '.join(sorted(available)) or 'none'}.{hint}"
+        )
+    return (kind, pid, _unique(kind, pid, eps))
+
+
+def _trace(pm: pluggy.PluginManager) -> None:
+    def before(hook_name: str, hook_impls: list, kwargs: dict) -> None:
+        print(f"hook {hook_name}: {[impl.plugin_name for impl in hook_impls]}", file=sys.stderr)
+
+    def after(outcome: Any, hook_name: str, hook_impls: list, kwargs: dict) -> None:
+        print(f"hook {hook_name} done", file=sys.stderr)
+
+    pm.add_hookcall_monitoring(before, after)
+
+
+def load_plugins(selection: PluginSelection, *, extra: Iterable[tuple[str, object]] = ()) -> LoadedPlugins:
+    """Register built-ins, then exactly the selected entry points, then ``extra`` (tests).
+
+    ``extra`` is ``(name, plugin)`` pairs registered as they are; names look like ``parsers.md``
+    so the id check of the registry applies to them too.
+    """
+    pm = pluggy.PluginManager("grooveseek")
+    pm.add_hookspecs(hookspecs)
+    for module_name in BUILTINS:
+        pm.register(importlib.import_module(module_name), name=f"builtin:{module_name}")
+    wanted = _resolve_parser_ids(selection.parsers)
+    if selection.embedder:
+        wanted.append(_resolve_single("embedders", selection.embedder, EMBEDDER_HINTS, "embedding model"))
+    if selection.reranker and selection.reranker != "none":
+        wanted.append(_resolve_single("rerankers", selection.reranker, RERANKER_HINTS, "reranker"))
+    for chunker_id in selection.chunkers:
+        wanted.append(_resolve_single("chunkers", chunker_id, {}, "chunker"))
+    loaded = []
+    for kind, pid, ep in wanted:
+        plugin = _import(kind, ep)
+        name = f"{kind}.{pid}"
+        if pm.get_plugin(name) is None:
+            pm.register(plugin, name=name)
+        dist = ep.dist
+        loaded.append(LoadedPlugin(kind, pid, ep.value, _dist_name(ep), dist.version if dist else None))
+    for name, plugin in extra:
+        pm.register(plugin, name=name)
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginLoadError(f"plugin {exc.plugin!r} has an invalid hook implementation: {exc}") from exc
+    if os.environ.get("GROOVE_TRACE_PLUGINS") == "1":
+        _trace(pm)
+    return LoadedPlugins(
+        pm=pm,
+        loaded=tuple(loaded),
+        parser_ids=tuple(pid for kind, pid, _ in wanted if kind == "parsers"),
+        grammar_ids=tuple(pid for kind, pid, _ in wanted if kind == "grammars"),
+    )
+
+
+def plugin_report(selection: PluginSelection) -> list[dict[str, Any]]:
+    """Every installed entry point, per group, with distribution, version and enabled flag (R8.30).
+
+    Reads package metadata only; imports nothing.
+    """
+    enabled = {
+        "parsers": set(selection.parsers),
+        "grammars": set(selection.parsers),
+        "embedders": {selection.embedder} if selection.embedder else set(),
+        "rerankers": {selection.reranker} if selection.reranker else set(),
+        "chunkers": set(selection.chunkers),
+    }
+    rows = []
+    for kind in ("parsers", "grammars", "chunkers", "embedders", "rerankers"):
+        for name, eps in sorted(installed_entry_points(kind).items()):
+            for ep in eps:
+                rows.append(
+                    {
+                        "group": kind,
+                        "id": name,
+                        "module": ep.value,
+                        "distribution": _dist_name(ep),
+                        "version": ep.dist.version if ep.dist else None,
+                        "enabled": name in enabled[kind],
+                    }
+                )
+    return rows

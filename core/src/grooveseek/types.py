@@ -1,0 +1,184 @@
+"""Immutable values that cross module boundaries: parsed documents, chunks, hits and summaries.
+
+Parsers produce ``ParsedDocument`` (a list of ``Section``); chunkers turn it into ``Chunk`` values;
+the indexer stores them; search returns ``Hit`` values wrapped in a ``SearchResponse``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Section:
+    """One unit a parser produces before chunking rules apply (SPEC glossary: Section).
+
+    ``heading``/``level`` are None for text before the first heading and for formats without
+    headings. ``text`` is the body, heading line excluded.
+    """
+
+    heading: str | None
+    level: int | None
+    text: str
+    context: str = ""
+    start_line: int | None = None
+    end_line: int | None = None
+    symbol_kind: str | None = None
+    is_definition: bool = False
+
+
+@attrs.frozen
+class ParsedDocument:
+    """What a parser returns for one file (SPEC R3.6).
+
+    ``frontmatter`` is the raw top-level mapping (for declared fields), None when absent or
+    unparsed. ``frontmatter_unparsed`` holds the reason when the YAML block failed (R3.21).
+    ``tags`` are the user tags; the core appends system tags (R3.16).
+    """
+
+    sections: tuple[Section, ...]
+    read_text: str
+    title: str | None = None
+    date: str | None = None
+    topic: str | None = None
+    depth: str | None = None
+    tags: tuple[str, ...] = ()
+    frontmatter: Mapping[str, Any] | None = None
+    frontmatter_unparsed: str | None = None
+    truncated: bool = False
+    system_tags: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class ParseContext:
+    """What a parser may read besides the bytes (SPEC R3.5): limits, a warning sink, config."""
+
+    warn: Callable[[str], None]
+    max_bytes: int = 52_428_800
+    max_decompressed_size: int = 52_428_800
+    exclude_headings: tuple[str, ...] = ()
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ChunkSettings:
+    """Inputs a chunker needs beyond the document (SPEC R3.25, R3.84, R1.16).
+
+    ``title`` is the breadcrumb root: the document title, else the file-name title.
+    """
+
+    exclude_headings: tuple[str, ...] = ()
+    contextual: bool = False
+    title: str = ""
+    code_max_chunk_chars: int = 3500
+
+
+@attrs.frozen
+class Chunk:
+    """The unit that is embedded, full-text indexed and returned by search (SPEC glossary)."""
+
+    chunk_index: int
+    heading: str | None
+    level: int | None
+    content: str
+    token_count: int
+    context: str = ""
+    quality_score: float = 1.0
+    start_line: int | None = None
+    end_line: int | None = None
+    symbol_kind: str | None = None
+    is_definition: bool = False
+
+
+@attrs.frozen
+class IndexSummary:
+    """The run summary of SPEC R4.34; ``error`` is set for the R3.23 / R5.17 gates."""
+
+    total_documents: int
+    updated: int
+    renamed: int
+    deleted: int
+    skipped: int
+    frontmatter_unparsed: int
+    total_chunks: int
+    duration_ms: int
+    not_addressable: int = 0
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``rebuild_index`` shape: exactly the R4.34 keys, plus ``error`` when set."""
+        out: dict[str, Any] = {
+            "total_documents": self.total_documents,
+            "updated": self.updated,
+            "renamed": self.renamed,
+            "deleted": self.deleted,
+            "skipped": self.skipped,
+            "frontmatter_unparsed": self.frontmatter_unparsed,
+            "total_chunks": self.total_chunks,
+            "duration_ms": self.duration_ms,
+        }
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+@attrs.frozen
+class Hit:
+    """One search result (SPEC R6.53). Optional fields that are None are omitted on output."""
+
+    chunk_id: int
+    score: float
+    path: str
+    title: str | None
+    heading: str | None
+    topic: str | None
+    date: str | None
+    tags: tuple[str, ...]
+    content: str
+    match_spans: tuple[tuple[int, int], ...] | None = None
+    expanded_from: Mapping[str, Any] | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    symbol_kind: str | None = None
+    uri: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The wire shape, keys in R6.53 order, optional keys absent rather than null."""
+        out: dict[str, Any] = {
+            "score": self.score,
+            "path": self.path,
+            "title": self.title,
+            "heading": self.heading,
+            "topic": self.topic,
+            "date": self.date,
+            "tags": list(self.tags),
+            "content": self.content,
+        }
+        if self.match_spans is not None:
+            out["match_spans"] = [{"start": s, "end": e} for s, e in self.match_spans]
+        if self.expanded_from is not None:
+            out["expanded_from"] = dict(self.expanded_from)
+        for key in ("start_line", "end_line", "symbol_kind", "uri"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@attrs.frozen
+class SearchResponse:
+    """The search wrapper of SPEC R6.52."""
+
+    results: tuple[Hit, ...]
+    low_confidence: bool
+    filter_applied: Mapping[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "results": [hit.as_dict() for hit in self.results],
+            "low_confidence": self.low_confidence,
+            "filter_applied": dict(self.filter_applied),
+        }
