@@ -182,3 +182,17 @@ class SearchResponse:
             "low_confidence": self.low_confidence,
             "filter_applied": dict(self.filter_applied),
         }
+
+
+@attrs.frozen
+class SearchFilters:
+    """Filters applied identically to both legs before fusion (SPEC R6.22–R6.25)."""
+
+    category: str | None = None
+    topic: str | None = None
+    min_quality: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        """R6.21: any filter (including a quality threshold above 0) widens the candidate fetch."""
+        return bool(self.category or self.topic or self.min_quality > 0)

@@ -1,0 +1,37 @@
+"""``groove index``: run the incremental indexer over the KB (SPEC §8.3, R8.9–R8.11)."""
+
+from __future__ import annotations
+
+import click
+
+from ..app import build_app
+from ..index.guard import open_for_index
+from ..index.indexer import Indexer, IndexOptions
+from ..index.report import Reporter
+from .options import config_option, effective_config_path, kb_option, model_option
+
+
+@click.command("index")
+@kb_option
+@model_option
+@config_option
+@click.option("--force", is_flag=True, help="Rebuild from scratch (required to change the model).")
+@click.option("--quiet", is_flag=True, help="Only the Indexing/Found/Done lines, warnings and Skipping lines.")
+@click.option("--progress", is_flag=True, help="Show a progress bar (or Progress: lines when not a terminal).")
+@click.pass_context
+def index_command(ctx: click.Context, kb_path: str | None, model: str | None, config_path: str | None,
+                  force: bool, quiet: bool, progress: bool) -> None:  # fmt: skip
+    """Index the knowledge base into .groove.db (beside kb_path)."""
+    if quiet and progress:
+        raise click.UsageError("--quiet and --progress are mutually exclusive")
+    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model)
+    store = open_for_index(app.db, force=force)
+    try:
+        reporter = Reporter(quiet=quiet, progress=progress)
+        summary = Indexer(app.kb, store, app.config, app.registry, app.embedder, reporter).run(
+            IndexOptions(force=force)
+        )
+    finally:
+        store.close()
+    if summary.error:
+        raise click.ClickException(summary.error)

@@ -1,0 +1,42 @@
+"""Options shared by several subcommands and the helpers that read them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+F = Callable[..., Any]
+
+
+def config_option(f: F) -> F:
+    """R1.8: ``--config`` works after the subcommand too; the later one wins."""
+    return click.option("--config", "config_path", metavar="PATH", help="Use this groove.toml (trusted).")(f)
+
+
+def kb_option(f: F) -> F:
+    return click.option("--kb-path", "kb_path", metavar="PATH", help="The knowledge base folder.")(f)
+
+
+def model_option(f: F) -> F:
+    return click.option("--model", metavar="ID", help="Embedding model id (must match the index).")(f)
+
+
+def format_option(choices: tuple[str, ...], default: str) -> Callable[[F], F]:
+    return click.option(
+        "--format", "fmt", type=click.Choice(choices), default=default, show_default=True, help="Output format."
+    )
+
+
+def effective_config_path(ctx: click.Context, config_path: str | None) -> str | None:
+    if config_path:
+        return config_path
+    return (ctx.find_root().obj or {}).get("config")
+
+
+def dump_json(value: Any) -> str:
+    """R6.55: pretty-printed, 2-space indent, non-ASCII unescaped."""
+    import json
+
+    return json.dumps(value, indent=2, ensure_ascii=False)

@@ -1,0 +1,39 @@
+"""``groove status``: what the index holds, without loading a model (SPEC R8.12–R8.13)."""
+
+from __future__ import annotations
+
+import click
+
+from ..app import build_app
+from ..console import echo_err
+from ..store.store import Store
+from .options import config_option, effective_config_path, kb_option
+
+
+@click.command("status")
+@kb_option
+@config_option
+@click.pass_context
+def status_command(ctx: click.Context, kb_path: str | None, config_path: str | None) -> None:
+    """Print document and chunk counts, the model, and the quality filter."""
+    app = build_app(effective_config_path(ctx, config_path), kb_path, with_embedder=False)
+    if not app.db.exists():
+        echo_err(f"No index found. Run groove index --kb-path {app.kb} first.")
+        return
+    store = Store.open(app.db, create=False)
+    try:
+        docs, chunks = store.counts()
+        identity = store.meta("embedding_identity") or "(none yet)"
+        dim = store.meta("embedding_dim") or "?"
+        click.echo(f"Documents: {docs}")
+        click.echo(f"Chunks: {chunks}")
+        click.echo(f"Model: {identity} ({dim} dim)")
+        click.echo(f"Context mode: {store.meta('context_mode') or 'off'}")
+        declared = store.meta("declared_fields")
+        click.echo("Declared fields: pending" if declared is None else f"Declared fields: {declared}")
+        threshold = app.config.quality_filter.effective_threshold
+        if threshold > 0:
+            passing, below = store.quality_counts(threshold)
+            click.echo(f"Quality filter (threshold={threshold}): {passing} passing, {below} below threshold")
+    finally:
+        store.close()

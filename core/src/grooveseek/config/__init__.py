@@ -1,0 +1,69 @@
+"""The configuration layer: the groove.toml schema, discovery, validation, trust and what the
+effective config selects.
+
+Callers need only ``load_config`` (once per process, before anything opens the index, R1.6),
+``describe`` for the R1.9 log line, ``resolve_kb_path`` and ``plugin_selection``.
+"""
+
+from __future__ import annotations
+
+from .load import describe, launcher_dir_from_argv, load_config
+from .model import (
+    BUILTIN_FASTEMBED_MODELS,
+    BUILTIN_RERANKERS,
+    DEFAULT_EXCLUDE_DIRS,
+    MIB50,
+    BestPracticeConfig,
+    CodeConfig,
+    ContextualConfig,
+    EmbeddingConfig,
+    EvalConfig,
+    FusionConfig,
+    GrooveConfig,
+    HttpConfig,
+    IndexConfig,
+    LoadedConfig,
+    MmrConfig,
+    ParentRetrieverConfig,
+    ParsersConfig,
+    QualityFilterConfig,
+    SearchConfig,
+    TransportConfig,
+    WatchConfig,
+)
+from .parse import UNLIMITED, parse_size
+from .resolve import KB_PATH_REQUIRED, plugin_selection, resolve_kb_path
+from .validate import parse_bind
+
+__all__ = [
+    "BUILTIN_FASTEMBED_MODELS",
+    "BUILTIN_RERANKERS",
+    "DEFAULT_EXCLUDE_DIRS",
+    "KB_PATH_REQUIRED",
+    "MIB50",
+    "UNLIMITED",
+    "BestPracticeConfig",
+    "CodeConfig",
+    "ContextualConfig",
+    "EmbeddingConfig",
+    "EvalConfig",
+    "FusionConfig",
+    "GrooveConfig",
+    "HttpConfig",
+    "IndexConfig",
+    "LoadedConfig",
+    "MmrConfig",
+    "ParentRetrieverConfig",
+    "ParsersConfig",
+    "QualityFilterConfig",
+    "SearchConfig",
+    "TransportConfig",
+    "WatchConfig",
+    "describe",
+    "launcher_dir_from_argv",
+    "load_config",
+    "parse_bind",
+    "parse_size",
+    "plugin_selection",
+    "resolve_kb_path",
+]

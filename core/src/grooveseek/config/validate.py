@@ -1,0 +1,378 @@
+"""Value rules of SPEC §1.3 applied to a structured config: ranges, cross-key rules, normalisation.
+
+Runs after ``grooveseek.config.parse`` has checked the shape, and before trust restrictions. It
+collects every problem of a file into one ``ConfigError`` (R1.4), normalises what the spec says
+to normalise (clamped threshold, lowercased parser ids, sorted k_values, absolute paths, R1.3)
+and returns the load-time warnings (R2.11).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+
+from ..errors import ConfigError
+from .model import (
+    MIB50,
+    EmbeddingConfig,
+    EvalConfig,
+    GrooveConfig,
+    HttpConfig,
+    ParsersConfig,
+    SearchConfig,
+)
+from .parse import SIZE_KEYS, ParsedFile
+
+MIN_CODE_CHUNK_CHARS = 30  # the smallest piece the code chunker keeps on its own (R1.16)
+MAX_PARENT_TOKENS = 8192  # BGE-M3 context window (R1.25)
+TRANSPORT_KINDS = ("stdio", "http")
+PROVIDERS = ("fastembed", "openai-compatible")
+# R1.27: the keys that only mean something for an HTTP endpoint.
+ENDPOINT_KEYS = (
+    "endpoint",
+    "query_model",
+    "document_model",
+    "dimension",
+    "request_dimensions",
+    "api_key",
+    "timeout_seconds",
+    "max_input_chars",
+    "max_retries",
+)
+XLS_MESSAGE = (
+    '[parsers].enabled contains "xls", which is not supported: a legacy .xls workbook is materialised '
+    "whole while it is opened, so a small crafted file can exhaust memory. Convert the workbook to .xlsx "
+    "(read as a stream) and keep the original: conversion carries cell text over but is not lossless "
+    "(VBA macros need .xlsm)."
+)
+EMPTY_PARSERS_MESSAGE = (
+    "[parsers].enabled must contain at least one id (got empty array). "
+    'Remove the key entirely to use the default ["md"].'
+)
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+.*")
+
+
+@attrs.define
+class Findings:
+    """What the rules found in one file. Parser-id problems are kept apart for their R1.4 header."""
+
+    errors: list[str] = attrs.Factory(list)
+    parser_errors: list[str] = attrs.Factory(list)
+    warnings: list[str] = attrs.Factory(list)
+
+
+def num(value: float) -> str:
+    """Show a number as TOML would write it (``nan``, ``inf``, ``0.7``)."""
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)
+
+
+def expand_user(value: str, home: Path) -> str:
+    """Expand a leading ``~`` (alone or before a separator) to ``home``; ``~user`` is left alone."""
+    seps = ("/", "\\") if os.name == "nt" else ("/",)
+    if value == "~":
+        return str(home)
+    if value.startswith("~") and value[1:2] in seps:
+        return str(home) + value[1:]
+    return value
+
+
+def absolute_path(value: str, base: Path, home: Path) -> str:
+    """R1.3: a relative path resolves against ``base`` (the config file's directory)."""
+    return os.path.normpath(os.path.join(base, expand_user(value, home)))
+
+
+def parse_bind(value: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
+    """Parse ``"<ipv4>:<port>"`` or ``"[<ipv6>]:<port>"`` (a socket address, no host names).
+
+    Raises:
+        ValueError: the value is not a socket address.
+    """
+    host, sep, port = value.rpartition(":")
+    if not sep or not (port.isascii() and port.isdigit()) or int(port) > 65535:
+        raise ValueError(value)
+    if host.startswith("[") and host.endswith("]"):
+        return ipaddress.IPv6Address(host[1:-1]), int(port)
+    return ipaddress.IPv4Address(host), int(port)
+
+
+def _finite_range(f: Findings, label: str, value: float, low: float, high: float) -> None:
+    if not (math.isfinite(value) and low <= value <= high):
+        f.errors.append(f"{label} must be a finite number in {num(low)}..={num(high)}, got {num(value)}")
+
+
+def _at_least(f: Findings, label: str, value: int, low: int) -> None:
+    if value < low:
+        f.errors.append(f"{label} must be >= {low}, got {value}")
+
+
+def _check_paths(cfg: GrooveConfig, base: Path, home: Path, f: Findings) -> GrooveConfig:
+    changes: dict[str, Any] = {}
+    for key in ("kb_path", "fastembed_cache_dir"):
+        value = getattr(cfg, key)
+        if value is None:
+            continue
+        if value == "":
+            f.errors.append(f"{key} must not be empty; remove the key or name a directory")
+        else:
+            changes[key] = absolute_path(value, base, home)
+    golden = cfg.eval.golden
+    if golden == "":
+        f.errors.append("[eval].golden must not be empty; remove the key to use <kb_path>/.groove-eval.yml")
+    elif golden is not None:
+        changes["eval"] = attrs.evolve(cfg.eval, golden=absolute_path(golden, base, home))
+    return attrs.evolve(cfg, **changes)
+
+
+def _check_exclude_dirs(cfg: GrooveConfig, f: Findings) -> None:
+    for entry in cfg.exclude_dirs:
+        if "/" in entry or "\\" in entry:
+            f.warnings.append(
+                f'exclude_dirs entry "{entry}" contains a path separator and never matches; '
+                "use .grooveignore for paths"
+            )
+
+
+def _check_quality(cfg: GrooveConfig, f: Findings) -> GrooveConfig:
+    threshold = cfg.quality_filter.threshold
+    if not math.isfinite(threshold):
+        f.errors.append(f"[quality_filter].threshold must be a finite number, got {num(threshold)}")
+        return cfg
+    clamped = min(1.0, max(0.0, threshold))
+    return attrs.evolve(cfg, quality_filter=attrs.evolve(cfg.quality_filter, threshold=clamped))
+
+
+def _check_parsers(parsers: ParsersConfig, f: Findings) -> ParsersConfig:
+    ids = tuple(pid.lower() for pid in parsers.enabled)
+    if not ids:
+        f.parser_errors.append(EMPTY_PARSERS_MESSAGE)
+    seen: set[str] = set()
+    for pid in ids:
+        if pid == "xls":
+            f.parser_errors.append(XLS_MESSAGE)
+        elif pid in seen:
+            f.parser_errors.append(f'[parsers].enabled contains duplicate id "{pid}"')
+        seen.add(pid)
+    chars = parsers.code.max_chunk_chars
+    if chars < MIN_CODE_CHUNK_CHARS:
+        f.errors.append(
+            f"[parsers.code].max_chunk_chars must be >= {MIN_CODE_CHUNK_CHARS} (the smallest piece the "
+            f"code chunker keeps on its own), got {chars}"
+        )
+    return attrs.evolve(parsers, enabled=ids)
+
+
+def _check_http(http: HttpConfig, f: Findings) -> None:
+    try:
+        parse_bind(http.bind)
+    except ValueError:
+        f.errors.append(f"[transport.http].bind is not a valid socket address: {http.bind}")
+    for origin in http.allowed_origins or ():
+        if not _SCHEME_RE.fullmatch(origin):
+            f.errors.append(
+                f'[transport.http].allowed_origins entry "{origin}" has no scheme; write an origin such as '
+                '"http://localhost:3100"'
+            )
+    _at_least(f, "[transport.http].max_sessions", http.max_sessions, 0)
+
+
+def _check_transport_and_watch(cfg: GrooveConfig, f: Findings) -> None:
+    if cfg.transport.kind not in TRANSPORT_KINDS:
+        f.errors.append(f'[transport].kind must be "stdio" or "http", got "{cfg.transport.kind}"')
+    _check_http(cfg.transport.http, f)
+    _at_least(f, "[watch].debounce_ms", cfg.watch.debounce_ms, 0)
+
+
+def _check_eval(ev: EvalConfig, f: Findings) -> EvalConfig:
+    _at_least(f, "[eval].history_size", ev.history_size, 1)
+    if not ev.k_values:
+        f.errors.append("[eval].k_values must contain at least one integer >= 1 (got empty array)")
+    for k in ev.k_values:
+        _at_least(f, "[eval].k_values entry", k, 1)
+    threshold = ev.regression_threshold
+    if not (math.isfinite(threshold) and threshold >= 0):
+        f.errors.append(f"[eval].regression_threshold must be a finite number >= 0, got {num(threshold)}")
+    return attrs.evolve(ev, k_values=tuple(sorted(set(ev.k_values))))
+
+
+def _check_search(search: SearchConfig, f: Findings) -> None:
+    ratio = search.min_confidence_ratio
+    if not (math.isfinite(ratio) and ratio >= 0):
+        f.errors.append(f"[search].min_confidence_ratio must be a finite number >= 0, got {num(ratio)}")
+    for key, value in (("lambda", search.mmr.lambda_), ("same_doc_penalty", search.mmr.same_doc_penalty)):
+        if not 0.0 <= value <= 1.0:  # NaN fails every comparison, so it lands here too
+            f.errors.append(f"[search.mmr].{key} must be in 0.0..=1.0, got {num(value)}")
+    fusion = search.fusion
+    _finite_range(f, "[search.fusion].rrf_k", fusion.rrf_k, 1.0, 1e6)
+    weights = {
+        "bm25_heading_weight": fusion.bm25_heading_weight,
+        "bm25_context_weight": fusion.bm25_context_weight,
+        "bm25_content_weight": fusion.bm25_content_weight,
+    }
+    for key, value in weights.items():
+        _finite_range(f, f"[search.fusion].{key}", value, 0.0, 1e6)
+    if all(value == 0 for value in weights.values()):
+        f.errors.append(
+            "[search.fusion]: bm25_heading_weight, bm25_context_weight and bm25_content_weight are all 0; "
+            "at least one must be above 0"
+        )
+    _check_parent(search, f)
+
+
+def _check_parent(search: SearchConfig, f: Findings) -> None:
+    parent = search.parent_retriever
+    low, high = parent.whole_doc_threshold_tokens, parent.max_expanded_tokens
+    _at_least(f, "[search.parent_retriever].whole_doc_threshold_tokens", low, 0)
+    if high <= low:
+        f.errors.append(
+            f"[search.parent_retriever].max_expanded_tokens ({high}) must be > "
+            f"whole_doc_threshold_tokens ({low})"
+        )
+    if high > MAX_PARENT_TOKENS:
+        f.errors.append(
+            f"[search.parent_retriever].max_expanded_tokens must be <= {MAX_PARENT_TOKENS} "
+            f"(BGE-M3 context window), got {high}"
+        )
+
+
+def _check_endpoint_url(endpoint: str, f: Findings) -> None:
+    try:
+        url = urlsplit(endpoint)
+        has_credentials = url.username is not None or url.password is not None
+        host = url.hostname
+    except ValueError:
+        f.errors.append(
+            "[embedding].endpoint is not a valid URL; write the full URL, e.g. "
+            '"http://localhost:11434/v1/embeddings"'
+        )
+        return
+    if has_credentials:
+        # The URL itself is not echoed: it carries a secret (R0.12).
+        f.errors.append(
+            "[embedding].endpoint must not carry credentials (user:password@); "
+            "set GROOVE_EMBEDDING_API_KEY or [embedding].api_key instead"
+        )
+    elif url.scheme.lower() not in ("http", "https") or not host:
+        f.errors.append(
+            f'[embedding].endpoint must be an http:// or https:// URL with a host, got "{endpoint}"'
+        )
+
+
+def _check_embedding_numbers(emb: EmbeddingConfig, f: Findings) -> None:
+    if emb.dimension is not None:
+        _at_least(f, "[embedding].dimension", emb.dimension, 1)
+    _at_least(f, "[embedding].timeout_seconds", emb.timeout_seconds, 1)
+    _at_least(f, "[embedding].max_input_chars", emb.max_input_chars, 1)
+    if not 0 <= emb.max_retries <= 10:
+        f.errors.append(f"[embedding].max_retries must be in 0..=10, got {emb.max_retries}")
+
+
+def _check_fastembed(raw_emb: dict[str, Any], raw: dict[str, Any], f: Findings) -> None:
+    for key in ENDPOINT_KEYS:
+        if key in raw_emb:
+            f.errors.append(
+                f'[embedding].{key} is only used with provider = "openai-compatible"; remove it, or set '
+                '[embedding].provider = "openai-compatible"'
+            )
+    if "model" in raw_emb and "model" in raw:
+        f.errors.append(
+            "[embedding].model and the top-level model both name the FastEmbed model; keep only one of them"
+        )
+
+
+def _check_openai(emb: EmbeddingConfig, raw: dict[str, Any], f: Findings) -> None:
+    if "model" in raw:
+        f.errors.append(
+            'the top-level model cannot be used with [embedding].provider = "openai-compatible"; remove it '
+            "and set [embedding].model (or query_model and document_model) instead"
+        )
+    if emb.endpoint is None:
+        f.errors.append(
+            '[embedding].endpoint is required with provider = "openai-compatible"; write the full URL, '
+            'e.g. "http://localhost:11434/v1/embeddings"'
+        )
+    else:
+        _check_endpoint_url(emb.endpoint, f)
+    if emb.dimension is None:
+        f.errors.append('[embedding].dimension is required with provider = "openai-compatible"')
+    pair = (emb.query_model is not None, emb.document_model is not None)
+    if pair[0] != pair[1]:
+        f.errors.append("[embedding].query_model and document_model must be set together (both or neither)")
+    if emb.model is not None and any(pair):
+        f.errors.append(
+            "[embedding].model cannot be combined with query_model / document_model; use model alone "
+            "(one alias for both roles) or the pair"
+        )
+    if emb.model is None and not any(pair):
+        f.errors.append(
+            "[embedding].model (or query_model and document_model) is required with provider = "
+            '"openai-compatible": name the model alias the endpoint serves'
+        )
+
+
+def _check_embedding(cfg: GrooveConfig, raw: dict[str, Any], f: Findings) -> None:
+    emb = cfg.embedding
+    raw_emb = raw.get("embedding") or {}
+    if emb.provider == "fastembed":
+        _check_fastembed(raw_emb, raw, f)
+    elif emb.provider == "openai-compatible":
+        _check_openai(emb, raw, f)
+    else:
+        f.errors.append(
+            f'[embedding].provider must be "fastembed" or "openai-compatible", got "{emb.provider}"'
+        )
+    _check_embedding_numbers(emb, f)
+
+
+def check_values(parsed: ParsedFile, home: Path) -> tuple[GrooveConfig, list[str]]:
+    """Apply every value rule of §1.3 to a structured file.
+
+    Args:
+        parsed: The file after shape checks.
+        home: The home directory, for a leading ``~`` in path keys.
+
+    Returns:
+        The normalised config (absolute paths, clamped threshold, lowercased parser ids, sorted
+        k_values) and the load-time warnings.
+
+    Raises:
+        ConfigError: ``<path>: invalid config`` (or ``invalid [parsers] config`` when only parser
+            ids are wrong), followed by one line per problem.
+    """
+    f = Findings()
+    cfg = _check_paths(parsed.config, parsed.path.parent, home, f)
+    _check_exclude_dirs(cfg, f)
+    cfg = _check_quality(cfg, f)
+    cfg = attrs.evolve(cfg, parsers=_check_parsers(cfg.parsers, f), eval=_check_eval(cfg.eval, f))
+    _check_transport_and_watch(cfg, f)
+    _check_search(cfg.search, f)
+    _check_embedding(cfg, parsed.raw, f)
+    if f.errors:
+        causes = f.errors + f.parser_errors
+        raise ConfigError(f"{parsed.path}: invalid config\n" + "\n".join(causes))
+    if f.parser_errors:
+        raise ConfigError(f"{parsed.path}: invalid [parsers] config\n" + "\n".join(f.parser_errors))
+    return cfg, f.warnings
+
+
+def size_warning(cfg: GrooveConfig) -> str | None:
+    """R2.29: one warning when any size cap is above its 50 MiB default, else None."""
+    raised = [key for key in SIZE_KEYS if getattr(cfg.index, key) > MIB50]
+    if not raised:
+        return None
+    keys = ", ".join(f"[index].{key}" for key in raised)
+    return (
+        f"{keys} raised above the 50 MiB default: each file is held in memory whole while it is parsed, "
+        "an allocation failure can end the process instead of skipping the file, PDF extraction still "
+        'stops after 120 s, and with "unlimited" memory use is bounded only by the files in the KB'
+    )

@@ -1,0 +1,47 @@
+"""stderr output through rich: warnings, progress and logs. Results never go through here (R0.15).
+
+Wording written by GrooveSeek itself stays ASCII (R0.16); user data is printed as it is. Markup is
+off so a path containing ``[x]`` prints verbatim.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from rich.console import Console
+from rich.logging import RichHandler
+
+_console: Console | None = None
+
+
+def err_console() -> Console:
+    """The process-wide stderr console (created lazily so tests can swap sys.stderr)."""
+    global _console
+    if _console is None or _console.file is not sys.stderr:
+        _console = Console(file=sys.stderr, markup=False, highlight=False, soft_wrap=True)
+    return _console
+
+
+def echo_err(message: str) -> None:
+    err_console().print(message, markup=False, highlight=False)
+
+
+def setup_logging() -> None:
+    """R0.13: GROOVE_LOG=debug|info|warning|error, or grooveseek=debug for our loggers only."""
+    spec = os.environ.get("GROOVE_LOG", "info").strip().lower() or "info"
+    target, _, level_name = spec.rpartition("=")
+    level = getattr(logging, level_name.upper(), logging.INFO)
+    handler = RichHandler(console=err_console(), show_time=False, show_path=False, markup=False)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if isinstance(old, RichHandler):
+            root.removeHandler(old)
+    root.addHandler(handler)
+    if target:
+        root.setLevel(logging.INFO)
+        logging.getLogger(target).setLevel(level)
+    else:
+        root.setLevel(level)

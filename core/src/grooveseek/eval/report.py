@@ -1,0 +1,72 @@
+"""Rendering an eval run for people (text) and programs (JSON) (SPEC R10.11–R10.12).
+
+This module owns the report wording and layout; it computes nothing new. Both renderers return
+the report without a trailing newline (the CLI's echo adds it). The text report goes to stdout,
+so its ``✗`` marker is fine there; the ASCII rule of R0.16 is for stderr.
+
+Comparison with an earlier run (arrows, regressions, "golden changed") arrives with history;
+until ``run.diff`` is filled the aggregate block shows current numbers only, as R10.11 does for a
+run with nothing to compare against.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .results import EvalRun, QueryResult
+
+_RED = "\x1b[31m"
+_RESET = "\x1b[0m"
+
+#: Aggregates carry three decimals so a 0.050 regression threshold is readable; per-query
+#: recall keeps the two of R10.11's example line.
+_AGG_FORMAT = "{:.3f}"
+
+
+def render_json(run: EvalRun) -> str:
+    """The R10.12 JSON document: 2-space indent, non-ASCII kept as is (queries are often CJK)."""
+    return json.dumps(run.as_dict(), indent=2, ensure_ascii=False)
+
+
+def render_text(run: EvalRun, *, model: str, reranker: str | None, color: bool) -> str:
+    """The R10.11 text report: header, settings line, Aggregate block, per-query misses."""
+    lines = [
+        f"groove eval - {run.timestamp}",
+        f"  model: {model}    reranker: {reranker or 'none'}    limit: {run.limit}"
+        f"    queries: {run.aggregate.query_count}",
+        "",
+        "Aggregate",
+        *_aggregate_lines(run),
+        "",
+        *_per_query_lines(run, color=color),
+    ]
+    return "\n".join(lines)
+
+
+def _aggregate_lines(run: EvalRun) -> list[str]:
+    agg = run.aggregate
+    max_k = max(run.k_values)
+    rows = [(f"recall@{k}", agg.recall_at_k[k]) for k in run.k_values]
+    rows.append(("MRR", agg.mrr))
+    rows.append((f"nDCG@{max_k}", agg.ndcg_at_k[max_k]))
+    width = max(len(label) for label, _ in rows) + 2
+    return [f"  {label.ljust(width)}{_AGG_FORMAT.format(value)}" for label, value in rows]
+
+
+def _per_query_lines(run: EvalRun, *, color: bool) -> list[str]:
+    """Queries that found nothing within the largest k (R10.11); regressions join with history."""
+    max_k = max(run.k_values)
+    misses = [q for q in run.per_query if q.metrics.recall_at_k[max_k] == 0.0]
+    header = f"Per-query (regressions and misses, {len(misses)} of {run.aggregate.query_count})"
+    mark = f"{_RED}✗{_RESET}" if color else "✗"
+    return [header] + [
+        f"  {mark} {q.id}  recall@{max_k}: {q.metrics.recall_at_k[max_k]:.2f}"
+        f"    expected {_expected_paths(q)} missing"
+        for q in misses
+    ]
+
+
+def _expected_paths(result: QueryResult) -> str:
+    # R10.11 names paths, not headings; entries pinned to two headings of one file name it once.
+    paths = dict.fromkeys(e.path for e in result.expected)
+    return ", ".join(paths)

@@ -1,0 +1,365 @@
+"""The incremental indexer shared by ``groove index`` and ``rebuild_index`` (SPEC §4.3–4.9).
+
+A run walks the KB, hashes every collected file through a handle-bound read, pairs renames,
+parses and chunks new or changed files, embeds them outside any transaction (batched across
+files for throughput), writes each file in its own transaction, sweeps deleted paths, and
+returns the R4.34 summary. One bad file never aborts a run; it is skipped and keeps its rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from ..config.model import GrooveConfig
+from ..errors import GrooveError, ModelError, ParseError, ReadRefused
+from ..fsread import read_bound, size_cap_message, stat_size
+from ..interfaces import Embedder, Parser
+from ..quality import quality_score
+from ..registry import Registry
+from ..store.store import DocumentRecord, Store, StoredDoc
+from ..text import category_topic, effective_tags, filename_title
+from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
+from ..walker import Collected, WalkPolicy, collect, load_grooveignore
+from .guard import check_model, record_model
+from .report import Reporter
+
+EMBED_BATCH_CHUNKS = 64
+
+
+@attrs.frozen
+class IndexOptions:
+    force: bool = False
+
+
+@attrs.frozen
+class _Prepared:
+    """A parsed file waiting for its embeddings."""
+
+    rel: str
+    record: DocumentRecord
+    chunks: tuple[Chunk, ...]
+
+    @property
+    def texts(self) -> list[str]:
+        # R3.85: the context breadcrumb is prepended to the embedding input.
+        return [f"{c.context}\n\n{c.content}" if c.context else c.content for c in self.chunks]
+
+
+@attrs.define
+class _Counters:
+    updated: int = 0
+    renamed: int = 0
+    deleted: int = 0
+    skipped: int = 0
+    frontmatter_unparsed: int = 0
+
+
+class Indexer:
+    """One run over one KB. Create a new instance per run."""
+
+    def __init__(self, kb: Path, store: Store, config: GrooveConfig, registry: Registry, embedder: Embedder,
+                 reporter: Reporter) -> None:  # fmt: skip
+        self.kb = kb
+        self.store = store
+        self.config = config
+        self.registry = registry
+        self.embedder = embedder
+        self.reporter = reporter
+        self.counts = _Counters()
+        self.contextual = config.contextual.enabled
+        self._pending: list[_Prepared] = []
+
+    # -- the run -------------------------------------------------------------------------------
+    def run(self, options: IndexOptions) -> IndexSummary:
+        started = time.monotonic()
+        self.reporter.stage(f"Indexing {self.kb}...")
+        if not options.force:
+            check_model(self.store, self.embedder, self.kb)
+        self.embedder.load()
+        if options.force:
+            self.embedder.probe_before_reset()
+            self.store.reset(self.embedder.dimension, self._fresh_meta())
+        else:
+            self._settle_context_mode()
+            record_model(self.store, self.embedder, self._context_mode())
+        self.store.repair_fts()
+        walk = self._walk()
+        hashes = self._hash_all(walk.files)
+        stored = self.store.documents()
+        renamed_to = set() if options.force else self._detect_renames(stored, hashes)
+        stale_parsers = self._stale_parsers(stored)
+        stored = self.store.documents()
+        self.reporter.start(len(walk.files))
+        for done, item in enumerate(walk.files, start=1):
+            if item.rel in hashes and item.rel not in renamed_to:
+                row = stored.get(item.rel)
+                if row is None or row.content_hash != hashes[item.rel] or row.parser_id in stale_parsers:
+                    self._process(item, row)
+            self.reporter.advance(done, len(walk.files))
+        self._flush()
+        self.reporter.finish()
+        collected = {item.rel for item in walk.files}
+        self._sweep(collected)
+        self._record_bookkeeping()
+        return self._summary(started, walk.not_addressable)
+
+    def _fresh_meta(self) -> dict[str, str | None]:
+        return {
+            "embedding_identity": self.embedder.identity,
+            "embedding_dim": str(self.embedder.dimension),
+            "context_mode": self._context_mode(),
+            "code_chunk_budget": str(self.config.parsers.code.max_chunk_chars),
+        }
+
+    def _context_mode(self) -> str:
+        return "static" if self.contextual else "off"
+
+    def _settle_context_mode(self) -> None:
+        """R4.35: a config that disagrees with the recorded mode warns and keeps the recorded one."""
+        recorded = self.store.meta("context_mode")
+        if recorded is not None and recorded != self._context_mode():
+            self.reporter.warn(
+                f"warning: [contextual].enabled disagrees with the index (recorded context mode: {recorded}); "
+                "keeping the recorded mode. Run groove index --force to rebuild with the new setting."
+            )
+            self.contextual = recorded == "static"
+
+    # -- walk and hash -------------------------------------------------------------------------
+    def _walk(self):
+        ignore = load_grooveignore(self.kb, self.reporter.warn)
+        policy = WalkPolicy(
+            extensions=frozenset(self.registry.parsers),
+            exclude_dirs=tuple(self.config.exclude_dirs),
+            ignore=ignore,
+        )
+        walk = collect(self.kb, policy, self.reporter.warn)
+        exts = ", ".join(sorted(self.registry.parsers))
+        self.reporter.stage(f"Found {len(walk.files)} source files (extensions: [{exts}])")
+        return walk
+
+    def _cap(self, parser: Parser) -> int:
+        idx = self.config.index
+        return idx.max_binary_file_size if parser.kind == "binary" else idx.max_text_file_size
+
+    def _read(self, item: Collected) -> bytes | None:
+        """The handle-bound read with the size cap of the file's kind; None (reported) when refused."""
+        parser = self.registry.parser_for(item.rel)
+        assert parser is not None  # the walk only collects enabled extensions
+        cap = self._cap(parser)
+        size = stat_size(item.path)
+        if size is not None and size > cap:
+            self._skip(item.rel, size_cap_message(parser.kind, size, cap))
+            return None
+        try:
+            return read_bound(item.path, cap, too_large=lambda n: size_cap_message(parser.kind, n, cap))
+        except ReadRefused as exc:
+            self._skip(item.rel, str(exc))
+            return None
+
+    def _hash_all(self, files: Sequence[Collected]) -> dict[str, str]:
+        hashes: dict[str, str] = {}
+        for item in files:
+            data = self._read(item)
+            if data is not None:
+                hashes[item.rel] = hashlib.sha256(data).hexdigest()
+        return hashes
+
+    def _skip(self, rel: str, reason: str) -> None:
+        self.counts.skipped += 1
+        self.reporter.warn(f"Skipping {rel}: {reason}")
+
+    # -- renames and policy passes -------------------------------------------------------------
+    def _detect_renames(self, stored: dict[str, StoredDoc], hashes: dict[str, str]) -> set[str]:
+        """R4.21–R4.23: pair vanished rows with new paths of equal hash, in sorted order."""
+        vanished = sorted(p for p, row in stored.items() if p not in hashes and row.content_hash != "awaiting-reparse")
+        new = sorted(p for p in hashes if p not in stored)
+        used: set[str] = set()
+        renames = []
+        for old in vanished:
+            row = stored[old]
+            if self.contextual and row.title_from_filename:
+                continue  # every breadcrumb would change: index as new, sweep the old row
+            match = next((p for p in new if p not in used and hashes[p] == row.content_hash), None)
+            if match is None:
+                continue
+            used.add(match)
+            category, path_topic = category_topic(match)
+            updates: dict[str, str | None] = {"category": category}
+            if not row.topic_from_frontmatter:
+                updates["topic"] = path_topic
+            if row.title_from_filename:
+                updates["title"] = filename_title(match)
+            renames.append((old, match, updates))
+        if renames:
+            self.store.rename_documents(renames)
+            for old, new_path, _ in renames:
+                self.counts.renamed += 1
+                self.reporter.file_line(f"  renamed: {old} -> {new_path}")
+        return used
+
+    def _stale_parsers(self, stored: dict[str, StoredDoc]) -> set[str]:
+        """Parsers whose policy_version changed since the last completed run (R4.38)."""
+        stale = set()
+        present = {row.parser_id for row in stored.values()}
+        for pid, parser in self.registry.parsers.items():
+            recorded = self.store.meta(f"parser_policy:{pid}")
+            if (recorded is None and pid in present) or (recorded is not None and recorded != parser.policy_version):
+                stale.add(pid)
+        if stale:
+            count = sum(1 for row in stored.values() if row.parser_id in stale)
+            self.reporter.file_line(
+                f"Re-reading {count} unchanged document(s) whose parser changed how it splits them: "
+                f"{', '.join(sorted(stale))}"
+            )
+        return stale
+
+    # -- one file ------------------------------------------------------------------------------
+    def _parse(self, rel: str, parser: Parser, data: bytes) -> ParsedDocument | None:
+        ctx = ParseContext(
+            warn=lambda m: self.reporter.warn(f"warning: {m}"),
+            max_bytes=self._cap(parser),
+            max_decompressed_size=self.config.index.max_decompressed_size,
+            exclude_headings=tuple(self.config.exclude_headings),
+        )
+        try:
+            return parser.parse(data, rel, ctx)
+        except ParseError as exc:
+            self._skip(rel, str(exc))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # R3.7: MemoryError and RecursionError included
+            self._skip(rel, f"parse failed: {type(exc).__name__}: {exc}")
+        return None
+
+    def _chunks(self, rel: str, parser: Parser, doc: ParsedDocument) -> tuple[Chunk, ...]:
+        settings = ChunkSettings(
+            exclude_headings=tuple(self.config.exclude_headings),
+            contextual=self.contextual,
+            title=doc.title or filename_title(rel),
+            code_max_chunk_chars=self.config.parsers.code.max_chunk_chars,
+        )
+        chunks = self.registry.chunkers[parser.chunker].chunk(doc, settings)
+        binary = parser.kind == "binary"
+        return tuple(
+            attrs.evolve(c, quality_score=quality_score(c.content, exempt=binary or c.is_definition)) for c in chunks
+        )
+
+    def _record(self, rel: str, parser: Parser, doc: ParsedDocument, digest: str, size: int) -> DocumentRecord:
+        category, path_topic = category_topic(rel)
+        from_fm = doc.frontmatter is not None and "title" in doc.frontmatter
+        return DocumentRecord(
+            path=rel,
+            parser_id=parser.id,
+            title=doc.title,
+            title_from_filename=doc.title is not None and not from_fm and doc.title == filename_title(rel),
+            topic=doc.topic if doc.topic is not None else path_topic,
+            topic_from_frontmatter=doc.topic is not None,
+            category=category,
+            depth=doc.depth,
+            tags=effective_tags(doc.tags, doc.system_tags),
+            date=doc.date,
+            content_hash=digest,
+            size_bytes=size,
+        )
+
+    def _process(self, item: Collected, row: StoredDoc | None) -> None:
+        parser = self.registry.parser_for(item.rel)
+        data = self._read(item)
+        if parser is None or data is None:
+            return
+        doc = self._parse(item.rel, parser, data)
+        if doc is None:
+            return
+        if doc.frontmatter_unparsed is not None:
+            self.counts.frontmatter_unparsed += 1
+            self.reporter.warn(f"warning: {item.rel}: failed to parse YAML frontmatter: {doc.frontmatter_unparsed}")
+        chunks = self._chunks(item.rel, parser, doc)
+        if not chunks:
+            # R4.25: an empty skip deletes the row, since the file's current content is known.
+            self._skip(item.rel, "nothing to index (no text after parsing)")
+            if row is not None:
+                self.store.delete_documents([item.rel])
+            return
+        record = self._record(item.rel, parser, doc, hashlib.sha256(data).hexdigest(), len(data))
+        if row is not None and self.store.chunk_signature(row.id) == [(c.heading, c.context, c.content) for c in chunks]:
+            self.store.update_document_meta(record)  # R4.20: frontmatter-only change
+            self.counts.updated += 1
+            self.reporter.file_line(f"  indexed: {item.rel} ({len(chunks)} chunks, metadata only)")
+            return
+        self._pending.append(_Prepared(item.rel, record, chunks))
+        if sum(len(p.chunks) for p in self._pending) >= EMBED_BATCH_CHUNKS:
+            self._flush()
+
+    # -- embedding and writing -----------------------------------------------------------------
+    def _embed(self, batch: list[_Prepared]):
+        texts = [t for p in batch for t in p.texts]
+        try:
+            return self.embedder.embed_documents(texts)
+        except GrooveError:
+            raise
+        except Exception as exc:
+            # Find the file that fails on its own so the message names it (R4.19).
+            for prepared in batch:
+                try:
+                    self.embedder.embed_documents(prepared.texts)
+                except Exception as inner:
+                    raise ModelError(f"failed to embed chunks for {prepared.rel}: {inner}") from inner
+            raise ModelError(f"failed to embed chunks for {batch[0].rel}: {exc}") from exc
+
+    def _flush(self) -> None:
+        batch, self._pending = self._pending, []
+        if not batch:
+            return
+        vectors = self._embed(batch)
+        offset = 0
+        for prepared in batch:
+            n = len(prepared.chunks)
+            self.store.replace_document(prepared.record, prepared.chunks, vectors[offset : offset + n])
+            offset += n
+            self.counts.updated += 1
+            self.reporter.file_line(f"  indexed: {prepared.rel} ({n} chunks)")
+
+    # -- end of run ----------------------------------------------------------------------------
+    def _sweep(self, collected: set[str]) -> None:
+        """R4.26: rows whose path the walk did not collect are deleted."""
+        gone = sorted(p for p in self.store.documents() if p not in collected)
+        if gone:
+            self.store.delete_documents(gone)
+        for path in gone:
+            self.counts.deleted += 1
+            self.reporter.file_line(f"  deleted: {path}")
+
+    def _record_bookkeeping(self) -> None:
+        meta: dict[str, str | None] = {f"parser_policy:{pid}": p.policy_version for pid, p in self.registry.parsers.items()}
+        meta["code_chunk_budget"] = self.store.meta("code_chunk_budget") or str(self.config.parsers.code.max_chunk_chars)
+        meta["declared_fields"] = json.dumps([])
+        self.store.set_meta(meta)
+
+    def _summary(self, started: float, not_addressable: int) -> IndexSummary:
+        docs, chunks = self.store.counts()
+        c = self.counts
+        summary = IndexSummary(
+            total_documents=docs, updated=c.updated, renamed=c.renamed, deleted=c.deleted, skipped=c.skipped,
+            frontmatter_unparsed=c.frontmatter_unparsed, total_chunks=chunks,
+            duration_ms=int((time.monotonic() - started) * 1000), not_addressable=not_addressable,
+        )  # fmt: skip
+        line = (
+            f"Done in {summary.duration_ms}ms: {docs} docs ({c.updated} updated, {c.renamed} renamed, "
+            f"{c.deleted} deleted, {c.skipped} skipped, {c.frontmatter_unparsed} frontmatter unparsed), {chunks} chunks"
+        )
+        if not_addressable:
+            line += f"; {not_addressable} not indexed (names this platform cannot open)"
+        self.reporter.stage(line)
+        if self.config.index.fail_on_frontmatter_error and c.frontmatter_unparsed:
+            summary = attrs.evolve(
+                summary,
+                error=f"{c.frontmatter_unparsed} file(s) have frontmatter that is not valid YAML and "
+                "[index].fail_on_frontmatter_error is true; fix the files named above",
+            )
+        return summary

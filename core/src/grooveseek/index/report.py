@@ -1,0 +1,75 @@
+"""What ``groove index`` writes to stderr while it runs (SPEC R4.36, R8.10).
+
+Per-file lines are shown by default; ``--quiet`` keeps only the stage lines and every warning;
+``--progress`` shows a rich bar on a terminal, else about 20 ``Progress: N/M (P%)`` lines.
+Warnings and ``Skipping`` lines are never suppressed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TimeElapsedColumn
+from rich.progress import TimeRemainingColumn
+
+from ..console import echo_err, err_console
+
+
+class Reporter:
+    """Collects the run's stderr lines; ``sink`` replaces the console (used by MCP and tests)."""
+
+    def __init__(self, *, quiet: bool = False, progress: bool = False, sink: Callable[[str], None] | None = None):
+        self.quiet = quiet
+        self.show_progress = progress
+        self._sink = sink
+        self._bar: Progress | None = None
+        self._task = None
+        self._last_step = -1
+        self.lines: list[str] = []
+
+    def _emit(self, message: str) -> None:
+        self.lines.append(message)
+        if self._sink is not None:
+            self._sink(message)
+        elif self._bar is not None:
+            self._bar.console.print(message, markup=False, highlight=False)
+        else:
+            echo_err(message)
+
+    def stage(self, message: str) -> None:
+        self._emit(message)
+
+    def file_line(self, message: str) -> None:
+        if not self.quiet and not self.show_progress:
+            self._emit(message)
+
+    def warn(self, message: str) -> None:
+        self._emit(message)
+
+    def start(self, total: int) -> None:
+        if not self.show_progress or self._sink is not None:
+            return
+        console = err_console()
+        if console.is_terminal:
+            self._bar = Progress(
+                BarColumn(), MofNCompleteColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                TimeRemainingColumn(), console=console, transient=True,
+            )  # fmt: skip
+            self._bar.start()
+            self._task = self._bar.add_task("indexing", total=total)
+
+    def advance(self, done: int, total: int) -> None:
+        if not self.show_progress:
+            return
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done)
+            return
+        step = (done * 20) // max(total, 1)
+        if step != self._last_step or done == total:
+            self._last_step = step
+            self._emit(f"Progress: {done}/{total} ({(done * 100) // max(total, 1)}%)")
+
+    def finish(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None

@@ -1,0 +1,1 @@
+"""Search: query compilation, the two retrieval legs and their fusion (SPEC §6)."""

@@ -1,0 +1,120 @@
+"""``FastEmbedEmbedder``: the GrooveSeek Embedder over one fastembed model (SPEC R5.1-R5.9).
+
+Identity, dimension and batch size come from the model table, so the model guard can run before
+anything is loaded. The cache directory is resolved and the model loaded on the first ``load()``
+or ``embed_*`` call; an invalid FASTEMBED_CACHE_DIR therefore fails there, before any loading
+message, while registering the plugin stays free of I/O and heavy imports.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from grooveseek.errors import ModelError
+from grooveseek.interfaces import Embedder
+
+from .cache import resolve_cache_dir
+from .loader import load_text_embedding
+from .models import ModelSpec
+
+
+def loading_message(spec: ModelSpec) -> str:
+    """The R5.9 stderr line; the packaged model says it downloads nothing instead of a size."""
+    if spec.packaged:
+        detail = "packaged with the plugin, loads offline"
+    else:
+        detail = f"~{spec.download_size} on first run"
+    return f"Loading embedding model: {spec.id} ({spec.dimension} dim, {detail})..."
+
+
+class FastEmbedEmbedder(Embedder):
+    """One fastembed model behind the Embedder interface.
+
+    Queries and documents are embedded identically, with no instruction prefix (R5.7). Every row
+    is renormalised to unit length (R5.4) even though fastembed already normalises, so the
+    guarantee does not hang on a library detail. Safe to share between threads: loading is
+    serialised, inference (tokenizers + onnxruntime) is thread-safe.
+    """
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        cache_dir: str | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        threads: int | None = None,
+    ) -> None:
+        self.spec = spec
+        self.id = spec.id
+        self.identity = spec.id  # R5.3: the bare model id
+        self.dimension = spec.dimension
+        self.batch_size = spec.batch_size
+        self._config_cache_dir = cache_dir
+        self._env = env  # None: read os.environ when the model is loaded
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._model: Any = None
+
+    def __repr__(self) -> str:
+        return f"FastEmbedEmbedder({self.id!r})"
+
+    @property
+    def cache_dir(self) -> Path:
+        """The effective cache directory (R0.9, R0.10, R1.12); raises ConfigError when invalid."""
+        return resolve_cache_dir(self._config_cache_dir, os.environ if self._env is None else self._env)
+
+    def load(self) -> None:
+        """Load the model now (prints the R5.9 line on the first load in this process)."""
+        self._get_model()
+
+    def _get_model(self) -> Any:
+        model = self._model
+        if model is not None:
+            return model
+        with self._lock:
+            if self._model is None:
+                cache_dir = self.cache_dir  # ConfigError here, before "Loading ..." is printed
+
+                def announce() -> None:
+                    print(loading_message(self.spec), file=sys.stderr, flush=True)
+
+                self._model = load_text_embedding(self.spec, cache_dir, self._threads, announce, self._env)
+            return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dimension)`` float32, unit rows, in input order, in batches of ``batch_size``."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"embed_documents: item {i} is {type(text).__name__}, not str")
+        model = self._get_model()
+        try:
+            rows = list(model.embed(texts, batch_size=max(1, int(self.batch_size))))
+        except Exception as exc:  # an inference failure is a model error, not a traceback
+            raise ModelError(
+                f'embedding model "{self.id}" failed to embed {len(texts)} texts: {exc}'
+            ) from exc
+        return self._checked(np.asarray(rows, dtype=np.float32), len(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """``(dimension,)`` float32, identical to the document embedding of the same text (R5.7)."""
+        return self.embed_documents([text])[0]
+
+    def _checked(self, vectors: np.ndarray, count: int) -> np.ndarray:
+        if vectors.shape != (count, self.dimension):
+            raise ModelError(
+                f'embedding model "{self.id}" returned vectors of shape {vectors.shape}, '
+                f"expected ({count}, {self.dimension})"
+            )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+            raise ModelError(f'embedding model "{self.id}" returned a zero or non-finite vector')
+        return (vectors / norms).astype(np.float32, copy=False)

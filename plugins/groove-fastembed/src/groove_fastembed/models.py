@@ -1,0 +1,104 @@
+"""The model table of groove-fastembed (SPEC R5.6): what each embedder id means.
+
+Everything the core needs before a model is loaded (id, dimension, batch size) and everything an
+error message needs (Hugging Face repo, files to pre-download) lives here as plain data, so
+neither registration nor the model guard (R4.28) has to import fastembed.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import attrs
+
+
+@attrs.frozen
+class ModelSpec:
+    """One built-in embedding model.
+
+    ``fastembed_name`` is the name fastembed knows the model by; ``native`` says whether the pinned
+    fastembed lists it (otherwise the plugin registers it with ``add_custom_model``, R5.6).
+    ``hf_repo``/``model_file``/``additional_files`` describe the download, for the custom
+    registration and for the pre-download recipe of R5.8. ``packaged`` marks the offline model
+    whose files ship inside installed packages (R5.24).
+    """
+
+    id: str
+    fastembed_name: str
+    dimension: int
+    batch_size: int
+    download_size: str
+    pooling: str  # "cls" | "mean"
+    hf_repo: str | None
+    model_file: str
+    native: bool
+    additional_files: tuple[str, ...] = ()
+    packaged: bool = False
+    notes: str = ""
+
+    def download_recipe(self, cache_dir: str) -> str | None:
+        """The ``hf download`` command that pre-fills ``cache_dir`` (R5.8), or None when packaged.
+
+        ``--cache-dir`` is part of the recipe because fastembed looks only in the cache directory
+        it is given; a plain ``hf download`` would fill ``~/.cache/huggingface`` instead.
+        """
+        if self.packaged or self.hf_repo is None:
+            return None
+        weights = "'onnx/*'" if self.model_file.startswith("onnx/") else f"'{self.model_file}'"
+        return (
+            f"hf download {self.hf_repo} --include {weights} 'tokenizer*' 'config.json' "
+            f"'special_tokens_map.json' --cache-dir {shlex.quote(cache_dir)}"
+        )
+
+
+# Why these fastembed names: bge-small-en-v1.5 is native (served from Qdrant's quantised ONNX
+# repo); bge-m3 is not listed by fastembed 0.9, so it is registered as a custom model pointing at
+# BAAI's own ONNX export (CLS pooling, normalised, as the BGE model card prescribes); minilm uses
+# a private name so our mean-pooling registration can never collide with fastembed's own
+# all-MiniLM entry, which would try to download from the hub if the local path were missing.
+MODELS: dict[str, ModelSpec] = {
+    spec.id: spec
+    for spec in (
+        ModelSpec(
+            id="bge-small-en-v1.5",
+            fastembed_name="BAAI/bge-small-en-v1.5",
+            dimension=384,
+            batch_size=256,
+            download_size="130 MB",
+            pooling="cls",
+            hf_repo="Qdrant/bge-small-en-v1.5-onnx-Q",
+            model_file="model_optimized.onnx",
+            native=True,
+            notes="English-centred; the default model; ~500 MB RAM",
+        ),
+        ModelSpec(
+            id="bge-m3",
+            fastembed_name="BAAI/bge-m3",
+            dimension=1024,
+            batch_size=32,
+            download_size="2.3 GB",
+            pooling="cls",
+            hf_repo="BAAI/bge-m3",
+            model_file="onnx/model.onnx",
+            additional_files=("onnx/model.onnx_data",),
+            native=False,
+            notes="multilingual (recommended for Japanese); ~2 GB RAM; slower",
+        ),
+        ModelSpec(
+            id="minilm-l6-int8",
+            fastembed_name="grooveseek/all-MiniLM-L6-v2-int8",
+            dimension=384,
+            batch_size=32,
+            download_size="0 MB",
+            pooling="mean",
+            hf_repo=None,
+            model_file="model.onnx",
+            native=False,
+            packaged=True,
+            notes="English; packaged with the plugin, loads offline; model_max_length 256",
+        ),
+    )
+}
+
+# The offline alternative every download error points to.
+OFFLINE_MODEL_ID = "minilm-l6-int8"

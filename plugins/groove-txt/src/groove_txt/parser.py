@@ -1,0 +1,32 @@
+"""The plain-text parser: the whole file is one section (SPEC R3.30).
+
+Bytes -> ``ParsedDocument``: decode (R3.17), title from the file name (R3.12), one heading-less
+section holding the trimmed text, none for an empty file. No frontmatter, no headings; the
+``whole`` chunker makes the single chunk.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from grooveseek.interfaces import Parser
+from grooveseek.text import decode_text, filename_title
+from grooveseek.types import ParseContext, ParsedDocument, Section
+
+
+class TextParser(Parser):
+    """Parser ``txt``: one chunk with no heading and no level; ``exclude_headings`` does not apply."""
+
+    id: ClassVar[str] = "txt"
+    kind: ClassVar[str] = "text"
+    media_type: ClassVar[str] = "text/plain"
+    chunker: ClassVar[str] = "whole"
+    policy_version: ClassVar[str] = "1"
+
+    def parse(self, data: bytes, rel_path: str, ctx: ParseContext) -> ParsedDocument:
+        """Parse a text file; raises ``ParseError("not valid UTF-8")`` for undecodable bytes."""
+        text = decode_text(data)
+        body = text.strip()
+        # Empty or whitespace-only: no section, so the indexer skips the file as empty (R3.30).
+        sections = (Section(heading=None, level=None, text=body),) if body else ()
+        return ParsedDocument(sections=sections, read_text=text, title=filename_title(rel_path) or None)

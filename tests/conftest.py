@@ -1,0 +1,72 @@
+"""Repository-wide test fixtures: an isolated environment and real-model indexes built once per session.
+
+Integration tests use the real offline model ``minilm-l6-int8`` (SPEC R5.24); unit tests use the
+fake embedder from ``grooveseek.testing``. Nothing here reaches the network.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import attrs
+import pytest
+from click.testing import CliRunner
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_environment(tmp_path_factory: pytest.TempPathFactory):
+    """Keep model caches and config homes out of the real home directory; never touch a hub."""
+    base = tmp_path_factory.mktemp("env")
+    saved = dict(os.environ)
+    os.environ["FASTEMBED_CACHE_DIR"] = str(base / "fastembed")
+    os.environ["GROOVE_CONFIG_HOME"] = str(base / "config-home")
+    os.environ["XDG_CACHE_HOME"] = str(base / "xdg-cache")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.pop("GROOVE_LOG", None)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@attrs.frozen
+class IndexedKB:
+    root: Path
+    kb: Path
+    config: Path
+
+    def run(self, *args: str) -> object:
+        """Invoke ``groove`` in-process with this KB's trusted config."""
+        from grooveseek.cli import cli
+
+        runner = CliRunner()
+        return runner.invoke(cli, ["--config", str(self.config), *args], catch_exceptions=False)
+
+
+def make_indexed_kb(root: Path, corpus: str, *, extra_toml: str = "") -> IndexedKB:
+    kb = root / "kb"
+    shutil.copytree(FIXTURES / "corpora" / corpus, kb)
+    config = root / "groove.toml"
+    config.write_text(f'kb_path = "kb"\nmodel = "minilm-l6-int8"\n{extra_toml}', encoding="utf-8")
+    return IndexedKB(root=root, kb=kb, config=config)
+
+
+def _index(kb: IndexedKB) -> IndexedKB:
+    result = kb.run("index", "--quiet")
+    assert result.exit_code == 0, result.output
+    return kb
+
+
+@pytest.fixture(scope="session")
+def npm_kb(tmp_path_factory: pytest.TempPathFactory) -> IndexedKB:
+    """The npm-docs excerpt, indexed once with the real minilm-l6-int8 model. Read-only for tests."""
+    return _index(make_indexed_kb(tmp_path_factory.mktemp("npm"), "npm-docs"))
+
+
+@pytest.fixture(scope="session")
+def jsprimer_kb(tmp_path_factory: pytest.TempPathFactory) -> IndexedKB:
+    """The js-primer (Japanese) excerpt, indexed once with the real model. Read-only for tests."""
+    return _index(make_indexed_kb(tmp_path_factory.mktemp("jsprimer"), "js-primer"))

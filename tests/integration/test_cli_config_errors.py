@@ -1,0 +1,91 @@
+"""Config and plugin errors on the CLI: one clear message, no traceback, no database created."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from grooveseek.cli import cli
+
+
+def _run(args: list[str], cwd: Path, monkeypatch) -> object:
+    monkeypatch.chdir(cwd)
+    return CliRunner().invoke(cli, args, catch_exceptions=False)
+
+
+def _kb(tmp_path: Path) -> Path:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("## A\n\nSome text that is long enough to be a chunk of its own.\n")
+    return kb
+
+
+def test_unknown_config_key_names_key_and_file(tmp_path, monkeypatch):
+    _kb(tmp_path)
+    cfg = tmp_path / "groove.toml"
+    cfg.write_text('kb_path = "kb"\nmodle = "x"\n')
+    result = _run(["--config", str(cfg), "index"], tmp_path, monkeypatch)
+    assert result.exit_code == 1
+    assert "modle" in result.stderr and str(cfg) in result.stderr
+    assert "Traceback" not in result.output
+    assert not (tmp_path / ".groove.db").exists()
+
+
+def test_unknown_parser_id_lists_installed_ids(tmp_path, monkeypatch):
+    _kb(tmp_path)
+    cfg = tmp_path / "groove.toml"
+    cfg.write_text('kb_path = "kb"\n[parsers]\nenabled = ["md", "zzz"]\n')
+    result = _run(["--config", str(cfg), "index"], tmp_path, monkeypatch)
+    assert result.exit_code == 1
+    assert '[parsers].enabled contains unknown id "zzz"' in result.stderr
+    assert "md" in result.stderr and "txt" in result.stderr
+    assert not (tmp_path / ".groove.db").exists()
+
+
+def test_known_but_missing_parser_gives_install_hint(tmp_path, monkeypatch):
+    _kb(tmp_path)
+    cfg = tmp_path / "groove.toml"
+    cfg.write_text('kb_path = "kb"\n[parsers]\nenabled = ["md", "pdf"]\n')
+    result = _run(["--config", str(cfg), "index"], tmp_path, monkeypatch)
+    assert result.exit_code == 1
+    assert "pip install groove-pdf" in result.stderr
+
+
+def test_untrusted_cwd_config_cannot_enable_parsers(tmp_path, monkeypatch):
+    kb = _kb(tmp_path)
+    (kb / "notes.txt").write_text("plain text that an untrusted config tries to get indexed")
+    (tmp_path / "groove.toml").write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n[parsers]\nenabled = ["md", "txt"]\n')
+    result = _run(["index"], tmp_path, monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert "[parsers]" in result.stderr and "--config" in result.stderr
+    assert "extensions: [md]" in result.stderr
+
+
+def test_missing_explicit_config(tmp_path, monkeypatch):
+    result = _run(["--config", "nope.toml", "status"], tmp_path, monkeypatch)
+    assert result.exit_code == 1
+    assert f"--config path not found: {tmp_path / 'nope.toml'}" in result.stderr
+
+
+def test_kb_path_required(tmp_path, monkeypatch):
+    result = _run(["status"], tmp_path, monkeypatch)
+    assert result.exit_code == 1
+    assert "--kb-path is required" in result.stderr
+
+
+def test_plugins_command_lists_installed_and_enabled(tmp_path, monkeypatch):
+    import json
+
+    result = _run(["plugins", "--format", "json"], tmp_path, monkeypatch)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["plugins"]
+    by_id = {(r["group"], r["id"]): r for r in rows}
+    assert by_id[("parsers", "md")]["enabled"] is True
+    assert by_id[("parsers", "txt")]["enabled"] is False
+    assert by_id[("embedders", "minilm-l6-int8")]["distribution"] == "groove-fastembed"
+
+
+def test_version_and_help_work_without_a_model(tmp_path, monkeypatch):
+    assert _run(["--version"], tmp_path, monkeypatch).stdout.startswith("groove ")
+    assert "search" in _run(["--help"], tmp_path, monkeypatch).stdout

@@ -1,0 +1,118 @@
+"""End-to-end: ``groove index`` then ``groove search``/``status``/``eval`` with the real minilm-l6-int8 model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.model
+
+HIT_KEYS = ["score", "path", "title", "heading", "topic", "date", "tags", "content"]
+
+
+def _search(kb, *args: str) -> dict:
+    result = kb.run("search", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_status_reports_the_real_model(npm_kb):
+    result = npm_kb.run("status")
+    assert result.exit_code == 0, result.output
+    assert "Documents: 8" in result.stdout
+    assert "Model: minilm-l6-int8 (384 dim)" in result.stdout
+    assert "Quality filter (threshold=0.3)" in result.stdout
+
+
+def test_english_semantic_query_finds_the_right_page(npm_kb):
+    answer = _search(npm_kb, "where on disk do globally installed packages end up?", "--limit", "5")
+    paths = [hit["path"] for hit in answer["results"]]
+    assert {"configuring-npm/folders.md", "commands/npm-root.md"} & set(paths), paths
+
+
+def test_result_shape_is_the_wire_contract(npm_kb):
+    answer = _search(npm_kb, "deprecate a package version")
+    assert list(answer) == ["results", "low_confidence", "filter_applied"]
+    assert answer["filter_applied"] == {}
+    assert isinstance(answer["low_confidence"], bool)
+    for hit in answer["results"]:
+        assert list(hit)[: len(HIT_KEYS)] == HIT_KEYS
+        assert "uri" not in hit and "category" not in hit
+        assert all(value is not None for key, value in hit.items() if key not in ("title", "heading", "topic", "date"))
+    scores = [hit["score"] for hit in answer["results"]]
+    assert scores == sorted(scores, reverse=True)
+    assert 0 < scores[0] <= 2 / 61 + 1e-12
+
+
+def test_limit_is_respected_and_clamped(npm_kb):
+    assert len(_search(npm_kb, "npm", "--limit", "2")["results"]) == 2
+    assert len(_search(npm_kb, "npm", "--limit", "0")["results"]) == 1
+
+
+def test_category_filter_is_applied_and_echoed(npm_kb):
+    answer = _search(npm_kb, "install packages", "--category", "configuring-npm", "--limit", "10")
+    assert answer["results"]
+    assert all(hit["path"].startswith("configuring-npm/") for hit in answer["results"])
+    assert answer["filter_applied"] == {"category": "configuring-npm"}
+
+
+def test_exclusion_removes_matching_chunks_from_both_legs(npm_kb):
+    answer = _search(npm_kb, "link packages -symlink", "--limit", "20")
+    assert answer["filter_applied"]["excluded_terms"] == ["symlink"]
+    assert all("symlink" not in hit["content"].lower() for hit in answer["results"])
+
+
+def test_text_format(npm_kb):
+    result = npm_kb.run("search", "explain why a package is installed", "--format", "text", "--limit", "2")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    if out.startswith("[low_confidence:"):
+        assert out.startswith("[low_confidence: top1 / mean ratio < 1.5]\n")
+        out = out.split("\n", 1)[1]
+    blocks = out.split("\n---\n")
+    assert len(blocks) == 2
+    assert blocks[0].startswith("# ")
+    assert blocks[0].splitlines()[1].startswith("commands/")
+    assert "score: " in blocks[0]
+
+
+def test_japanese_query_returns_japanese_results(jsprimer_kb):
+    answer = _search(jsprimer_kb, "配列の要素を削除する方法", "--limit", "5")
+    assert answer["results"]
+    assert answer["results"][0]["path"] == "basic/array/README.md"
+    assert any("配列" in hit["content"] for hit in answer["results"])
+
+
+def test_two_character_cjk_query_still_answers(jsprimer_kb):
+    # 配列 is under the trigram floor: the FTS leg is skipped and the vector leg answers.
+    answer = _search(jsprimer_kb, "配列")
+    assert answer["results"]
+
+
+def test_eval_reports_metrics_for_the_golden_subset(npm_kb, tmp_path):
+    golden = tmp_path / "golden.yml"
+    golden.write_text(
+        "queries:\n"
+        '  - query: "figure out what pulled a particular module into my node_modules"\n'
+        '    expected: [{path: "commands/npm-explain.md"}]\n'
+        '  - query: "where on disk do globally installed packages end up?"\n'
+        '    expected: [{path: "configuring-npm/folders.md"}, {path: "commands/npm-root.md"}]\n',
+        encoding="utf-8",
+    )
+    result = npm_kb.run("eval", "--golden", str(golden), "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["aggregate"]["query_count"] == 2
+    assert report["aggregate"]["recall_at_k"]["10"] > 0.5
+    assert report["fingerprint"]["model"] == "minilm-l6-int8"
+    assert report["corpus"]["documents"] == 8
+
+
+def test_fts_only_and_vector_only_eval_legs_run(npm_kb, tmp_path):
+    golden = tmp_path / "g.yml"
+    golden.write_text('queries:\n  - query: "npm explain"\n    expected: [{path: "commands/npm-explain.md"}]\n')
+    for legs in ("fts", "vector"):
+        result = npm_kb.run("eval", "--golden", str(golden), "--legs", legs, "--format", "json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["fingerprint"]["legs"] == legs

@@ -1,0 +1,84 @@
+"""RRF fusion, low_confidence and the hybrid search over a real store with the fake embedder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grooveseek.search.hybrid import SearchRequest, clamp_limit, hybrid_search, low_confidence, rrf
+from grooveseek.store.store import DocumentRecord, Store
+from grooveseek.testing import FakeEmbedder
+from grooveseek.types import Chunk, SearchFilters
+
+
+def test_rrf_scores_and_tie_break():
+    fused = rrf([[1, 2, 3], [2, 1]], 60)
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+    assert [cid for cid, _ in fused] == [1, 2, 3]  # 1 and 2 tie: ascending id wins
+    assert rrf([[7], [7]], 60)[0][1] == pytest.approx(2 / 61)
+
+
+def test_low_confidence_rule():
+    assert low_confidence([1.0, 1.0], 1.5) is True
+    assert low_confidence([3.0, 0.5, 0.5], 1.5) is False
+    assert low_confidence([1.0], 1.5) is False
+    assert low_confidence([1.0, 1.0], 0) is False
+    assert low_confidence([-1.0, -1.0], 1.5) is False
+
+
+def test_clamp_limit():
+    assert (clamp_limit(0), clamp_limit(5), clamp_limit(10_000)) == (1, 5, 1000)
+
+
+@pytest.fixture
+def indexed(tmp_path):
+    emb = FakeEmbedder(16)
+    store = Store.open(tmp_path / ".groove.db")
+    store.ensure_vec_table(16)
+    docs = {
+        "a/apple.md": ["apple pie recipe with cinnamon", "baking apples at home"],
+        "b/banana.md": ["banana bread needs ripe bananas", "storing bananas"],
+        "b/cherry.md": ["cherry jam and apple jelly"],
+    }
+    for path, texts in docs.items():
+        chunks = [Chunk(i, f"part {i}", 2, t, len(t) // 4) for i, t in enumerate(texts)]
+        rec = DocumentRecord(path, "md", None, False, None, False, path.split("/")[0], None, (), None, "h", 1)
+        store.replace_document(rec, chunks, emb.embed_documents(texts))
+    yield store, emb
+    store.close()
+
+
+def test_hybrid_fuses_both_legs(indexed):
+    store, emb = indexed
+    response = hybrid_search(store, emb, SearchRequest("apple pie", limit=3))
+    assert response.results[0].path == "a/apple.md"
+    assert response.results[0].score == pytest.approx(2 / 61)
+
+
+def test_filters_apply_to_both_legs(indexed):
+    store, emb = indexed
+    response = hybrid_search(store, emb, SearchRequest("apple", limit=10, filters=SearchFilters(category="b")))
+    assert {h.path for h in response.results} <= {"b/banana.md", "b/cherry.md"}
+    assert response.filter_applied == {"category": "b"}
+
+
+def test_exclusion_drops_vector_candidates_too(indexed):
+    store, emb = indexed
+    response = hybrid_search(store, emb, SearchRequest("apple -cinnamon", limit=10))
+    assert all("cinnamon" not in h.content for h in response.results)
+    assert response.filter_applied == {"excluded_terms": ["cinnamon"]}
+
+
+def test_vector_only_query_under_the_floor(indexed):
+    store, emb = indexed
+    response = hybrid_search(store, emb, SearchRequest("pi", limit=2))
+    assert len(response.results) == 2
+    assert all(h.score == pytest.approx(1 / 61) or h.score == pytest.approx(1 / 62) for h in response.results)
+
+
+def test_single_leg_requests(indexed):
+    store, emb = indexed
+    fts = hybrid_search(store, emb, SearchRequest("bananas", limit=5, legs=("fts",)))
+    assert {h.path for h in fts.results} == {"b/banana.md"}
+    vec = hybrid_search(store, emb, SearchRequest("bananas", limit=5, legs=("vector",)))
+    assert len(vec.results) == 5

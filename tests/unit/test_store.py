@@ -1,0 +1,154 @@
+"""The store with real SQLite (apsw) and real sqlite-vec: schema, producer, writes and the search legs."""
+
+from __future__ import annotations
+
+import apsw
+import numpy as np
+import pytest
+
+from grooveseek.errors import StoreError
+from grooveseek.store.store import SCHEMA_VERSION, DocumentRecord, Store
+from grooveseek.types import Chunk, SearchFilters
+
+
+def _rec(path: str, digest: str = "h", **kw) -> DocumentRecord:
+    base = dict(parser_id="md", title=None, title_from_filename=False, topic=None, topic_from_frontmatter=False,
+                category=path.split("/")[0] if "/" in path else None, depth=None, tags=(), date=None,
+                content_hash=digest, size_bytes=10)  # fmt: skip
+    base.update(kw)
+    return DocumentRecord(path=path, **base)
+
+
+def _chunks(*texts: str) -> list[Chunk]:
+    return [Chunk(chunk_index=i, heading=f"h{i}", level=2, content=t, token_count=len(t) // 4) for i, t in enumerate(texts)]
+
+
+def _vecs(n: int, dim: int = 4, seed: int = 0) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store.open(tmp_path / ".groove.db")
+    s.ensure_vec_table(4)
+    yield s
+    s.close()
+
+
+def test_new_file_is_initialised_with_producer_wal_and_schema(tmp_path):
+    s = Store.open(tmp_path / ".groove.db")
+    assert s.meta("producer") == "grooveseek-python"
+    assert s.conn.execute("pragma journal_mode").fetchall()[0][0] == "wal"
+    assert s.conn.execute("pragma foreign_keys").fetchall()[0][0] == 1
+    assert s.conn.execute("pragma user_version").fetchall()[0][0] == SCHEMA_VERSION
+    assert "trigram" in s.meta("fts_tokenizer")
+    s.close()
+
+
+def test_reopening_is_idempotent(tmp_path):
+    Store.open(tmp_path / "x.db").close()
+    s = Store.open(tmp_path / "x.db")
+    assert s.meta("producer") == "grooveseek-python"
+    s.close()
+
+
+def test_newer_schema_is_refused(tmp_path):
+    s = Store.open(tmp_path / "x.db")
+    s.conn.execute(f"pragma user_version={SCHEMA_VERSION + 1}")
+    s.close()
+    with pytest.raises(StoreError, match=r"written by a newer GrooveSeek \(schema \d+ > \d+\)"):
+        Store.open(tmp_path / "x.db")
+
+
+def test_foreign_database_is_refused_naming_the_file(tmp_path):
+    db = tmp_path / ".groove.db"
+    conn = apsw.Connection(str(db))
+    conn.execute("create table index_meta(key text, value text); insert into index_meta values ('producer','kb-mcp')")
+    conn.close()
+    with pytest.raises(StoreError) as err:
+        Store.open(db)
+    assert str(db) in str(err.value) and "'kb-mcp'" in str(err.value) and "--force" in str(err.value)
+
+
+def test_corrupt_file_is_refused_naming_the_file(tmp_path):
+    db = tmp_path / ".groove.db"
+    db.write_bytes(b"garbage" * 1000)
+    with pytest.raises(StoreError) as err:
+        Store.open(db)
+    assert str(db) in str(err.value) and "groove index --force" in str(err.value)
+
+
+def test_replace_document_writes_rows_fts_and_vectors_atomically(store):
+    store.replace_document(_rec("a/x.md"), _chunks("alpha bravo charlie", "delta echo foxtrot"), _vecs(2))
+    assert store.counts() == (1, 2)
+    assert len(store.fts_candidates('"bravo"', 10, (2, 1, 1), SearchFilters())) == 1
+    assert len(store.knn(_vecs(1)[0], 10)) == 2
+    store.replace_document(_rec("a/x.md", "h2"), _chunks("golf hotel india"), _vecs(1, seed=1))
+    assert store.counts() == (1, 1)
+    assert store.fts_candidates('"bravo"', 10, (2, 1, 1), SearchFilters()) == []
+    assert len(store.knn(_vecs(1)[0], 10)) == 1
+
+
+def test_a_failed_write_leaves_nothing_behind(store):
+    with pytest.raises(ValueError):
+        store.replace_document(_rec("a.md"), _chunks("one", "two"), _vecs(1))
+    with pytest.raises(Exception):
+        store.replace_document(_rec("a.md"), _chunks("one"), np.zeros((1, 7), np.float32))  # wrong dimension
+    assert store.counts() == (0, 0)
+    assert store.conn.execute("select count(*) from fts_chunks").fetchall()[0][0] == 0
+
+
+def test_delete_cascades_to_chunks_fts_vectors_and_fields(store):
+    store.replace_document(_rec("a.md", fields=(("status", "done"),)), _chunks("alpha bravo"), _vecs(1))
+    store.delete_documents(["a.md"])
+    assert store.counts() == (0, 0)
+    for table in ("fts_chunks", "vec_chunks", "document_fields"):
+        assert store.conn.execute(f"select count(*) from {table}").fetchall()[0][0] == 0
+
+
+def test_rename_keeps_chunk_ids(store):
+    store.replace_document(_rec("a/x.md"), _chunks("alpha bravo"), _vecs(1))
+    before = store.conn.execute("select id from chunks").fetchall()
+    store.rename_documents([("a/x.md", "b/y.md", {"category": "b"})])
+    assert list(store.documents()) == ["b/y.md"]
+    assert store.conn.execute("select id from chunks").fetchall() == before
+    assert store.conn.execute("select category from documents").fetchall()[0][0] == "b"
+
+
+def test_filters_in_the_fts_leg(store):
+    store.replace_document(_rec("a/x.md"), _chunks("shared words here"), _vecs(1))
+    store.replace_document(_rec("b/y.md"), _chunks("shared words there"), _vecs(1, seed=2))
+    assert len(store.fts_candidates('"shared"', 10, (2, 1, 1), SearchFilters())) == 2
+    only_b = store.fts_candidates('"shared"', 10, (2, 1, 1), SearchFilters(category="b"))
+    assert store.hit_rows(only_b)[only_b[0]].path == "b/y.md"
+
+
+def test_heading_weight_changes_bm25_order(store):
+    store.replace_document(_rec("a.md"), [Chunk(0, "zebra", 2, "plain words only", 4)], _vecs(1))
+    store.replace_document(_rec("b.md"), [Chunk(0, "other", 2, "zebra zebra appears in the body", 8)], _vecs(1, seed=3))
+    heading_first = store.fts_candidates('"zebra"', 10, (50.0, 1.0, 1.0), SearchFilters())
+    body_first = store.fts_candidates('"zebra"', 10, (0.0, 1.0, 50.0), SearchFilters())
+    assert heading_first != body_first
+
+
+def test_repair_fts_restores_missing_rows(store):
+    store.replace_document(_rec("a.md"), _chunks("alpha bravo"), _vecs(1))
+    store.conn.execute("delete from fts_chunks")
+    assert store.repair_fts() == 1
+    assert store.repair_fts() == 0
+    assert store.fts_candidates('"bravo"', 10, (2, 1, 1), SearchFilters())
+
+
+def test_reset_recreates_vectors_at_the_new_dimension(store):
+    store.replace_document(_rec("a.md"), _chunks("alpha"), _vecs(1))
+    store.reset(8, {"embedding_identity": "other", "embedding_dim": "8"})
+    assert store.counts() == (0, 0)
+    assert store.vec_dimension() == 8
+    assert store.meta("embedding_identity") == "other"
+
+
+def test_trigram_matches_japanese_substrings(store):
+    store.replace_document(_rec("ja.md"), _chunks("配列のコピー方法について説明します"), _vecs(1))
+    assert store.fts_candidates('"コピー方法"', 10, (2, 1, 1), SearchFilters())
+    assert store.fts_candidates('"配列の"', 10, (2, 1, 1), SearchFilters())
