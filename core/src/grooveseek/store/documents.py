@@ -1,0 +1,134 @@
+"""SQL that writes documents: replace, metadata update, delete, rename, reset and FTS repair (R4.4, R4.14).
+
+Each public method is one transaction. Mixed into ``Store``; ``self.conn`` is its apsw connection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+import apsw
+import numpy as np
+
+from ..types import Chunk
+from .records import DocumentRecord, _now, _vec_blob
+from .schema import vec_table_sql
+
+
+class DocumentWrites:
+    """Write-side SQL of ``Store``."""
+
+    conn: apsw.Connection
+
+    def _delete_chunk_rows(self, doc_id: int) -> None:
+        ids = [r[0] for r in self.conn.execute("select id from chunks where document_id=?", (doc_id,))]
+        has_vec = self.vec_dimension() is not None
+        for chunk_id in ids:
+            self.conn.execute("delete from fts_chunks where rowid=?", (chunk_id,))
+            if has_vec:
+                self.conn.execute("delete from vec_chunks where chunk_id=?", (chunk_id,))
+        self.conn.execute("delete from chunks where document_id=?", (doc_id,))
+
+    def _upsert_doc_row(self, rec: DocumentRecord) -> int:
+        values = (
+            rec.parser_id, rec.title, int(rec.title_from_filename), rec.topic, int(rec.topic_from_frontmatter),
+            rec.category, rec.depth, json.dumps(list(rec.tags), ensure_ascii=False), rec.date,
+            rec.content_hash, rec.size_bytes, _now(),
+        )  # fmt: skip
+        rows = self.conn.execute("select id from documents where path=?", (rec.path,)).fetchall()
+        if rows:
+            doc_id = rows[0][0]
+            self.conn.execute(
+                "update documents set parser_id=?, title=?, title_from_filename=?, topic=?, "
+                "topic_from_frontmatter=?, category=?, depth=?, tags=?, date=?, content_hash=?, size_bytes=?, "
+                "last_indexed=? where id=?",
+                (*values, doc_id),
+            )
+        else:
+            self.conn.execute(
+                "insert into documents(parser_id, title, title_from_filename, topic, topic_from_frontmatter, "
+                "category, depth, tags, date, content_hash, size_bytes, last_indexed, path) "
+                "values (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (*values, rec.path),
+            )
+            doc_id = self.conn.last_insert_rowid()
+        self.conn.execute("delete from document_fields where document_id=?", (doc_id,))
+        self.conn.executemany(
+            "insert into document_fields(document_id, key, value) values (?,?,?)",
+            [(doc_id, k, v) for k, v in rec.fields],
+        )
+        return doc_id
+
+    def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        """Replace one document's row, chunks, FTS rows, vectors and fields in one transaction (R4.4)."""
+        if len(chunks) != len(vectors):
+            raise ValueError("one vector per chunk is required")
+        with self.conn:
+            existing = self.conn.execute("select id from documents where path=?", (rec.path,)).fetchall()
+            if existing:
+                self._delete_chunk_rows(existing[0][0])
+            doc_id = self._upsert_doc_row(rec)
+            for chunk, vector in zip(chunks, vectors, strict=True):
+                self.conn.execute(
+                    "insert into chunks(document_id, chunk_index, heading, level, content, context, token_count, "
+                    "quality_score, start_line, end_line, symbol_kind) values (?,?,?,?,?,?,?,?,?,?,?)",
+                    (doc_id, chunk.chunk_index, chunk.heading, chunk.level, chunk.content, chunk.context,
+                     chunk.token_count, chunk.quality_score, chunk.start_line, chunk.end_line, chunk.symbol_kind),
+                )  # fmt: skip
+                chunk_id = self.conn.last_insert_rowid()
+                self.conn.execute(
+                    "insert into fts_chunks(rowid, heading, context, content) values (?,?,?,?)",
+                    (chunk_id, chunk.heading or "", chunk.context, chunk.content),
+                )
+                self.conn.execute(
+                    "insert into vec_chunks(chunk_id, embedding) values (?, ?)", (chunk_id, _vec_blob(vector))
+                )
+
+    def update_document_meta(self, rec: DocumentRecord) -> None:
+        """Frontmatter-only change (R4.20): the row and its fields, nothing re-embedded."""
+        with self.conn:
+            self._upsert_doc_row(rec)
+
+    def delete_documents(self, paths: Iterable[str]) -> None:
+        """Delete documents with their chunks, FTS rows, vectors and fields (R4.14), one transaction."""
+        with self.conn:
+            for path in paths:
+                rows = self.conn.execute("select id from documents where path=?", (path,)).fetchall()
+                if rows:
+                    self._delete_chunk_rows(rows[0][0])
+                    self.conn.execute("delete from documents where id=?", (rows[0][0],))
+
+    def rename_documents(self, renames: Sequence[tuple[str, str, dict[str, str | None]]]) -> None:
+        """Apply all renames of a run in one transaction (R4.22); chunks and vectors are reused.
+
+        Each item is (old path, new path, column updates among title/topic/category).
+        """
+        with self.conn:
+            for old, new, updates in renames:
+                self.conn.execute("update documents set path=? where path=?", (new, old))
+                for column in ("title", "topic", "category"):
+                    if column in updates:
+                        self.conn.execute(f"update documents set {column}=? where path=?", (updates[column], new))
+
+    def reset(self, dimension: int, meta: dict[str, str | None]) -> None:
+        """The forced reset of R4.30: empty every table, recreate vec at ``dimension``, record meta."""
+        with self.conn:
+            self.conn.execute("delete from document_fields; delete from chunks; delete from documents")
+            self.conn.execute("delete from fts_chunks")
+            self.conn.execute("drop table if exists vec_chunks")
+            self.conn.execute(vec_table_sql(dimension))
+            self.conn.execute("delete from index_meta where key like 'parser_policy:%' or key='declared_fields'")
+            for key, value in meta.items():
+                if value is not None:
+                    self.conn.execute("insert or replace into index_meta values (?, ?)", (key, value))
+
+    def repair_fts(self) -> int:
+        """Insert FTS rows for chunks that lack one (R4.15 step 6); returns how many were added."""
+        with self.conn:
+            self.conn.execute(
+                "insert into fts_chunks(rowid, heading, context, content) "
+                "select c.id, coalesce(c.heading, ''), c.context, c.content from chunks c "
+                "where c.id not in (select rowid from fts_chunks)"
+            )
+            return self.conn.changes()

@@ -1,0 +1,139 @@
+"""SQL that reads: documents for the indexer, counts, and the two search legs (R6.17–R6.19).
+
+Mixed into ``Store``; ``self.conn`` is its apsw connection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import apsw
+import numpy as np
+
+from ..errors import StoreError
+from ..types import SearchFilters
+from .records import HitRow, StoredDoc, _vec_blob
+
+
+class Queries:
+    """Read-side SQL of ``Store``."""
+
+    conn: apsw.Connection
+
+    def documents(self) -> dict[str, StoredDoc]:
+        rows = self.conn.execute(
+            "select id, path, content_hash, parser_id, title_from_filename, topic_from_frontmatter from documents"
+        )
+        return {r[1]: StoredDoc(r[0], r[1], r[2], r[3], bool(r[4]), bool(r[5])) for r in rows}
+
+    def chunk_signature(self, doc_id: int) -> list[tuple[str | None, str, str]]:
+        """(heading, context, content) in order: the frontmatter-only comparison of R4.20."""
+        rows = self.conn.execute(
+            "select heading, context, content from chunks where document_id=? order by chunk_index", (doc_id,)
+        )
+        return [tuple(r) for r in rows]
+
+    def counts(self) -> tuple[int, int]:
+        docs = self.conn.execute("select count(*) from documents").fetchall()[0][0]
+        chunks = self.conn.execute("select count(*) from chunks").fetchall()[0][0]
+        return docs, chunks
+
+    def corpus_digest(self) -> dict[str, object]:
+        """R10.19: documents, chunks and a SHA-256 over every chunk's identity and text, in order."""
+        import hashlib
+
+        h = hashlib.sha256()
+        rows = self.conn.execute(
+            "select d.path, c.chunk_index, coalesce(c.heading, ''), c.context, c.content from chunks c "
+            "join documents d on d.id = c.document_id order by d.path, c.chunk_index"
+        )
+        for row in rows:
+            for part in row:
+                data = str(part).encode("utf-8")
+                h.update(len(data).to_bytes(8, "big") + data)
+        docs, chunks = self.counts()
+        return {"documents": docs, "chunks": chunks, "digest": h.hexdigest()}
+
+    def quality_counts(self, threshold: float) -> tuple[int, int]:
+        rows = self.conn.execute(
+            "select sum(quality_score >= ?), sum(quality_score < ?) from chunks", (threshold, threshold)
+        ).fetchall()[0]
+        return int(rows[0] or 0), int(rows[1] or 0)
+
+
+    def _filter_sql(self, filters: SearchFilters) -> tuple[str, list[object]]:
+        clauses, params = [], []
+        if filters.min_quality > 0:
+            clauses.append("c.quality_score >= ?")
+            params.append(filters.min_quality)
+        if filters.category:
+            clauses.append("d.category = ?")
+            params.append(filters.category)
+        if filters.topic:
+            clauses.append("d.topic = ?")
+            params.append(filters.topic)
+        return (" and " + " and ".join(clauses)) if clauses else "", params
+
+    def fts_candidates(
+        self, expression: str, limit: int, weights: tuple[float, float, float], filters: SearchFilters
+    ) -> list[int]:
+        """Chunk ids matching an FTS5 expression, best bm25 first, filters applied in SQL (R6.18)."""
+        where, params = self._filter_sql(filters)
+        sql = (
+            "select f.rowid from fts_chunks f join chunks c on c.id = f.rowid "
+            "join documents d on d.id = c.document_id "
+            f"where fts_chunks match ?{where} order by bm25(fts_chunks, ?, ?, ?), f.rowid limit ?"
+        )
+        try:
+            rows = self.conn.execute(sql, (expression, *params, *weights, limit))
+            return [r[0] for r in rows]
+        except apsw.SQLError as exc:  # a malformed expression must not crash a search
+            raise StoreError(f"full-text query failed: {exc}") from exc
+
+    def fts_rowids(self, expression: str) -> set[int]:
+        """Every chunk id matching ``expression``: the rowid-only exclusion scan of R6.19."""
+        try:
+            rows = self.conn.execute("select rowid from fts_chunks where fts_chunks match ?", (expression,))
+            return {r[0] for r in rows}
+        except apsw.SQLError as exc:
+            raise StoreError(f"full-text query failed: {exc}") from exc
+
+    def knn(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Nearest chunks by L2 distance, brute force, k ≤ 4096 (R6.17)."""
+        if self.vec_dimension() is None:
+            return []
+        rows = self.conn.execute(
+            "select chunk_id, distance from vec_chunks where embedding match ? and k = ? order by distance",
+            (_vec_blob(vector), min(k, 4096)),
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def passing_chunk_ids(self, ids: Sequence[int], filters: SearchFilters) -> set[int]:
+        """The subset of ``ids`` that passes ``filters``."""
+        if not ids:
+            return set()
+        where, params = self._filter_sql(filters)
+        marks = ",".join("?" * len(ids))
+        sql = (
+            "select c.id from chunks c join documents d on d.id = c.document_id "
+            f"where c.id in ({marks}){where}"
+        )
+        return {r[0] for r in self.conn.execute(sql, (*ids, *params))}
+
+    def hit_rows(self, ids: Sequence[int]) -> dict[int, HitRow]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(
+            "select c.id, d.path, d.title, c.heading, d.topic, d.date, d.tags, c.content, c.context, "
+            "c.token_count, c.chunk_index, c.level, c.start_line, c.end_line, c.symbol_kind "
+            f"from chunks c join documents d on d.id = c.document_id where c.id in ({marks})",
+            tuple(ids),
+        )
+        out = {}
+        for r in rows:
+            out[r[0]] = HitRow(r[0], r[1], r[2], r[3], r[4], r[5], tuple(json.loads(r[6])), *r[7:])
+        return out
+
+

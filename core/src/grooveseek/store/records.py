@@ -1,0 +1,67 @@
+"""Values the store hands across its boundary: document records for writes, rows for reads."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import attrs
+import numpy as np
+
+
+@attrs.frozen
+class DocumentRecord:
+    """A document row as the indexer writes it (SPEC R4.8)."""
+
+    path: str
+    parser_id: str
+    title: str | None
+    title_from_filename: bool
+    topic: str | None
+    topic_from_frontmatter: bool
+    category: str | None
+    depth: str | None
+    tags: tuple[str, ...]
+    date: str | None
+    content_hash: str
+    size_bytes: int
+    fields: tuple[tuple[str, str], ...] = ()
+
+
+@attrs.frozen
+class StoredDoc:
+    id: int
+    path: str
+    content_hash: str
+    parser_id: str
+    title_from_filename: bool
+    topic_from_frontmatter: bool
+
+
+@attrs.frozen
+class HitRow:
+    """Everything search needs to build a Hit for one chunk."""
+
+    chunk_id: int
+    path: str
+    title: str | None
+    heading: str | None
+    topic: str | None
+    date: str | None
+    tags: tuple[str, ...]
+    content: str
+    context: str
+    token_count: int
+    chunk_index: int
+    level: int | None
+    start_line: int | None
+    end_line: int | None
+    symbol_kind: str | None
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _vec_blob(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+

@@ -1,0 +1,52 @@
+"""Schema DDL and numbered, idempotent migrations on ``PRAGMA user_version`` (SPEC R4.5, §4.2).
+
+The vector table is not created here: its dimension is only known once an embedder is chosen (R4.11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import apsw
+
+PRODUCER = "grooveseek-python"
+FTS_TOKENIZER = "trigram case_sensitive 0 remove_diacritics 1"
+
+
+def _m001_initial(conn: apsw.Connection) -> None:
+    conn.execute(
+        f"""
+        create table if not exists index_meta(key text primary key, value text not null);
+        create table if not exists documents(
+            id integer primary key, path text not null unique, parser_id text not null,
+            title text, title_from_filename integer not null default 0,
+            topic text, topic_from_frontmatter integer not null default 0,
+            category text, depth text, tags text not null default '[]', date text,
+            content_hash text not null, size_bytes integer not null, last_indexed text not null);
+        create table if not exists chunks(
+            id integer primary key,
+            document_id integer not null references documents(id) on delete cascade,
+            chunk_index integer not null, heading text, level integer, content text not null,
+            context text not null default '', token_count integer not null, quality_score real not null,
+            start_line integer, end_line integer, symbol_kind text, table_rows text,
+            unique(document_id, chunk_index));
+        create index if not exists chunks_quality on chunks(quality_score);
+        create table if not exists document_fields(
+            document_id integer not null references documents(id) on delete cascade,
+            key text not null, value text not null);
+        create index if not exists document_fields_kv on document_fields(key, value);
+        create index if not exists document_fields_doc on document_fields(document_id);
+        create virtual table if not exists fts_chunks using fts5(
+            heading, context, content, tokenize='{FTS_TOKENIZER}');
+        insert or ignore into index_meta(key, value) values ('fts_tokenizer', '{FTS_TOKENIZER}');
+        """
+    )
+
+
+MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (_m001_initial,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def vec_table_sql(dimension: int) -> str:
+    """R4.11: default L2 distance; vectors are unit length, so L2 order equals cosine order."""
+    return f"create virtual table vec_chunks using vec0(chunk_id integer primary key, embedding float[{dimension}])"
