@@ -19,6 +19,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+LEG_SETS = {
+    "hybrid": ("fts", "vector", "cjk"),
+    "fts": ("fts",),
+    "vector": ("vector",),
+    "fts+vec": ("fts", "vector"),
+    "fts+cjk": ("fts", "cjk"),
+}
 GOLDEN = {"npm-docs": "npm-docs.yml", "js-primer": "js-primer.yml", "jsquad-valid": "jsquad-valid-300.yml"}
 
 
@@ -71,18 +78,19 @@ def eval_corpus(app, name: str, legs: tuple[str, ...]) -> dict[str, tuple[float,
     from grooveseek.eval.golden import parse_golden
     from grooveseek.eval.runner import run_eval
     from grooveseek.index.guard import open_for_search
-    from grooveseek.search.hybrid import SearchRequest, hybrid_search
+    from grooveseek.search.pipeline import run_search
+    from grooveseek.search.request import SearchRequest
 
     golden = parse_golden((ROOT / "tests" / "fixtures" / "golden" / GOLDEN[name]).read_bytes(), GOLDEN[name])
     store = open_for_search(app.db, app.kb, app.embedder)
     out = {}
     try:
-        for label, leg_set in {"hybrid": ("fts", "vector"), "fts": ("fts",), "vector": ("vector",)}.items():
+        for label, leg_set in LEG_SETS.items():
             if label not in legs:
                 continue
 
             def search(query: str, n: int, leg_set=leg_set):
-                return hybrid_search(store, app.embedder, SearchRequest(query, limit=n, legs=leg_set)).results
+                return run_search(store, app.embedder, SearchRequest(query, limit=n, legs=leg_set)).results
 
             run = run_eval(golden, search, k_values=(1, 5, 10), limit=10, fingerprint={}, corpus={}).as_dict()
             agg = run["aggregate"]
@@ -98,7 +106,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
     parser.add_argument("--legs", action="store_true", help="also evaluate the FTS and vector legs alone")
     args = parser.parse_args(argv)
-    legs = ("hybrid", "fts", "vector") if args.legs else ("hybrid",)
+    legs = tuple(LEG_SETS) if args.legs else ("hybrid",)
     print(f"{'corpus':<14}{'docs':>6}{'chunks':>8}{'wall s':>9}{'embed s':>9}{'other s':>9}{'chunks/s':>10}{'peak RSS MiB':>14}")
     quality = {}
     for name in args.corpora:

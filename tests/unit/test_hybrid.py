@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grooveseek.search.hybrid import SearchRequest, clamp_limit, hybrid_search, low_confidence, rrf
+from grooveseek.search.fusion import low_confidence, rrf
+from grooveseek.search.pipeline import pool_sizes, run_search
+from grooveseek.search.request import SearchRequest, clamp_limit
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.testing import FakeEmbedder
 from grooveseek.types import Chunk, SearchFilters
@@ -24,6 +26,13 @@ def test_low_confidence_rule():
     assert low_confidence([1.0], 1.5) is False
     assert low_confidence([1.0, 1.0], 0) is False
     assert low_confidence([-1.0, -1.0], 1.5) is False
+
+
+def test_pool_sizes():
+    assert pool_sizes(5, mmr=False, rerank=False) == (50, 5)
+    assert pool_sizes(20, mmr=False, rerank=False) == (100, 20)
+    assert pool_sizes(5, mmr=True, rerank=True) == (50, 50)
+    assert pool_sizes(5, mmr=False, rerank=True) == (250, 50)
 
 
 def test_clamp_limit():
@@ -50,35 +59,43 @@ def indexed(tmp_path):
 
 def test_hybrid_fuses_both_legs(indexed):
     store, emb = indexed
-    response = hybrid_search(store, emb, SearchRequest("apple pie", limit=3))
+    response = run_search(store, emb, SearchRequest("apple pie", limit=3))
     assert response.results[0].path == "a/apple.md"
     assert response.results[0].score == pytest.approx(2 / 61)
 
 
 def test_filters_apply_to_both_legs(indexed):
     store, emb = indexed
-    response = hybrid_search(store, emb, SearchRequest("apple", limit=10, filters=SearchFilters(category="b")))
+    response = run_search(store, emb, SearchRequest("apple", limit=10, filters=SearchFilters(category="b")))
     assert {h.path for h in response.results} <= {"b/banana.md", "b/cherry.md"}
     assert response.filter_applied == {"category": "b"}
 
 
 def test_exclusion_drops_vector_candidates_too(indexed):
     store, emb = indexed
-    response = hybrid_search(store, emb, SearchRequest("apple -cinnamon", limit=10))
+    response = run_search(store, emb, SearchRequest("apple -cinnamon", limit=10))
     assert all("cinnamon" not in h.content for h in response.results)
     assert response.filter_applied == {"excluded_terms": ["cinnamon"]}
 
 
 def test_vector_only_query_under_the_floor(indexed):
     store, emb = indexed
-    response = hybrid_search(store, emb, SearchRequest("pi", limit=2))
+    response = run_search(store, emb, SearchRequest("pi", limit=2))
     assert len(response.results) == 2
     assert all(h.score == pytest.approx(1 / 61) or h.score == pytest.approx(1 / 62) for h in response.results)
 
 
 def test_single_leg_requests(indexed):
     store, emb = indexed
-    fts = hybrid_search(store, emb, SearchRequest("bananas", limit=5, legs=("fts",)))
+    fts = run_search(store, emb, SearchRequest("bananas", limit=5, legs=("fts",)))
     assert {h.path for h in fts.results} == {"b/banana.md"}
-    vec = hybrid_search(store, emb, SearchRequest("bananas", limit=5, legs=("vector",)))
+    vec = run_search(store, emb, SearchRequest("bananas", limit=5, legs=("vector",)))
     assert len(vec.results) == 5
+
+
+def test_explain_reports_each_leg(indexed):
+    store, emb = indexed
+    hit = run_search(store, emb, SearchRequest("apple pie", limit=1, explain=True)).results[0]
+    assert hit.explain["fts"]["rank"] == 1 and hit.explain["vector"]["rank"] == 1
+    assert hit.explain["rrf"] == pytest.approx(2 / 61)
+    assert "explain" not in run_search(store, emb, SearchRequest("apple pie", limit=1)).results[0].as_dict()

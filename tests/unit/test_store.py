@@ -121,7 +121,7 @@ def test_filters_in_the_fts_leg(store):
     store.replace_document(_rec("b/y.md"), _chunks("shared words there"), _vecs(1, seed=2))
     assert len(store.fts_candidates('"shared"', 10, (2, 1, 1), SearchFilters())) == 2
     only_b = store.fts_candidates('"shared"', 10, (2, 1, 1), SearchFilters(category="b"))
-    assert store.hit_rows(only_b)[only_b[0]].path == "b/y.md"
+    assert store.hit_rows([only_b[0][0]])[only_b[0][0]].path == "b/y.md"
 
 
 def test_heading_weight_changes_bm25_order(store):

@@ -144,6 +144,7 @@ class Hit:
     end_line: int | None = None
     symbol_kind: str | None = None
     uri: str | None = None
+    explain: Mapping[str, Any] | None = None  # only with --explain (design): per-leg ranks and scores
 
     def as_dict(self) -> dict[str, Any]:
         """The wire shape, keys in R6.53 order, optional keys absent rather than null."""
@@ -165,6 +166,8 @@ class Hit:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.explain is not None:
+            out["explain"] = dict(self.explain)
         return out
 
 
@@ -186,13 +189,27 @@ class SearchResponse:
 
 @attrs.frozen
 class SearchFilters:
-    """Filters applied identically to both legs before fusion (SPEC R6.22–R6.25)."""
+    """Filters applied identically to every leg before fusion (SPEC R6.21–R6.30).
+
+    ``path_globs`` None means no glob filter (an empty tuple is refused at the boundary);
+    ``fields`` / ``fields_not`` map a declared key to accepted values.
+    """
 
     category: str | None = None
     topic: str | None = None
     min_quality: float = 0.0
+    path_globs: tuple[str, ...] | None = None
+    tags_any: tuple[str, ...] = ()
+    tags_all: tuple[str, ...] = ()
+    date_from: str | None = None
+    date_to: str | None = None
+    fields: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    fields_not: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
 
     @property
     def active(self) -> bool:
         """R6.21: any filter (including a quality threshold above 0) widens the candidate fetch."""
-        return bool(self.category or self.topic or self.min_quality > 0)
+        return bool(
+            self.category or self.topic or self.min_quality > 0 or self.path_globs or self.tags_any
+            or self.tags_all or self.date_from or self.date_to or self.fields or self.fields_not
+        )  # fmt: skip

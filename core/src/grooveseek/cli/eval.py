@@ -18,14 +18,15 @@ from ..eval.report import render_json, render_text
 from ..eval.runner import run_eval
 from ..fsread import read_bound
 from ..index.guard import open_for_search
-from ..search.hybrid import FusionSettings, SearchRequest, hybrid_search
+from ..search.pipeline import run_search
+from ..search.request import resolve_request
 from ..search.query import FTS_QUERY_VERSION, compile_query
 from ..types import SearchFilters
 from .options import config_option, effective_config_path, format_option, kb_option, model_option
 
 GOLDEN_CAP = 1_048_576
 
-LEGS = {"hybrid": ("fts", "vector"), "fts": ("fts",), "vector": ("vector",)}
+LEGS = {"hybrid": ("fts", "vector", "cjk"), "fts": ("fts",), "vector": ("vector",), "cjk": ("cjk",)}
 
 
 def _k_values(raw: str | None, default: tuple[int, ...]) -> tuple[int, ...]:
@@ -72,13 +73,12 @@ def eval_command(ctx: click.Context, kb_path: str | None, model: str | None, con
     golden_path = Path(golden).resolve() if golden else Path(cfg.eval.golden or app.kb / ".groove-eval.yml")
     golden_set = _load_golden(golden_path, app.kb)
     effective_limit = max(max(k_values), limit or 0)
-    f = cfg.search.fusion
-    fusion = FusionSettings(f.rrf_k, f.bm25_heading_weight, f.bm25_context_weight, f.bm25_content_weight)
     store = open_for_search(app.db, app.kb, app.embedder)
     try:
         def search(query: str, n: int):
-            request = SearchRequest(query=query, limit=n, filters=SearchFilters(), fusion=fusion, legs=LEGS[legs])
-            return hybrid_search(store, app.embedder, request).results
+            # R10.4: no filters (the quality filter is off too); no reranker unless --reranker.
+            request = resolve_request(cfg, query, limit=n, filters=SearchFilters(), legs=LEGS[legs])
+            return run_search(store, app.embedder, request).results
 
         fingerprint = {
             "model": app.embedder.identity, "reranker": None, "limit": effective_limit,

@@ -40,3 +40,36 @@ def dump_json(value: Any) -> str:
     import json
 
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+class BoolValue(click.ParamType):
+    """R8.3: boolean flags take a value: true/false/1/0/yes/no, case-insensitive."""
+
+    name = "BOOL"
+    _TRUE = {"true", "1", "yes"}
+    _FALSE = {"false", "0", "no"}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in self._TRUE:
+            return True
+        if text in self._FALSE:
+            return False
+        self.fail(f"expected true/false/1/0/yes/no, got {value!r}", param, ctx)
+
+
+BOOL = BoolValue()
+
+
+def finite(name: str, value: float | None, *, low: float | None = None, high: float | None = None) -> None:
+    """R8.6: reject non-finite or out-of-range numbers as usage errors (exit 2) before any model loads."""
+    import math
+
+    if value is None:
+        return
+    bad = not math.isfinite(value) or (low is not None and value < low) or (high is not None and value > high)
+    if bad:
+        bounds = "".join([f" and >= {low}" if low is not None else "", f" and <= {high}" if high is not None else ""])
+        raise click.BadParameter(f"must be a finite number{bounds}, got {value}", param_hint=name)

@@ -1,24 +1,31 @@
-"""``groove search QUERY``: the hybrid search on the command line (SPEC §8.5, R8.14–R8.16)."""
+"""``groove search QUERY``: the whole retrieval pipeline on the command line (SPEC §8.5, R8.14–R8.16)."""
 
 from __future__ import annotations
-
-import math
 
 import click
 
 from ..app import build_app
+from ..console import echo_err
 from ..index.guard import open_for_search
-from ..search.hybrid import FusionSettings, SearchRequest, hybrid_search
+from ..search.pipeline import run_search
+from ..search.request import resolve_request
 from ..types import SearchFilters, SearchResponse
-from .options import config_option, dump_json, effective_config_path, format_option, kb_option, model_option
+from .options import BOOL, config_option, dump_json, effective_config_path, finite, format_option, kb_option
+from .options import model_option
 
 
-def _finite(name: str, value: float | None, *, low: float | None = None) -> None:
-    if value is None:
-        return
-    if not math.isfinite(value) or (low is not None and value < low):
-        bound = f" and >= {low}" if low is not None else ""
-        raise click.BadParameter(f"must be a finite number{bound}, got {value}", param_hint=name)
+def _explain_lines(explain: dict) -> list[str]:
+    parts = []
+    for leg in ("fts", "vector", "cjk"):
+        if leg in explain:
+            info = explain[leg]
+            parts.append(f"{leg} #{info['rank']} ({info['score']:.4f})")
+        else:
+            parts.append(f"{leg} -")
+    line = "explain: " + ", ".join(parts) + f"; rrf {explain['rrf']:.4f}"
+    if "rerank" in explain:
+        line += f"; rerank {explain['rerank']:.4f}"
+    return [line]
 
 
 def render_text(response: SearchResponse, ratio: float) -> str:
@@ -35,10 +42,26 @@ def render_text(response: SearchResponse, ratio: float) -> str:
             raw = hit.content.encode("utf-8")
             shown = [raw[s:e].decode("utf-8") for s, e in hit.match_spans[:3]]
             lines.append("match_spans: " + ", ".join(f'"{t}"' for t in shown))
+        if hit.explain is not None:
+            lines += _explain_lines(dict(hit.explain))
         lines += ["", hit.content]
         blocks.append("\n".join(lines))
     head = f"[low_confidence: top1 / mean ratio < {ratio}]\n" if response.low_confidence else ""
     return head + "\n---\n".join(blocks)
+
+
+def _split_commas(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _fields(values: tuple[str, ...], flag: str) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint=flag)
+        out.setdefault(key, []).append(val)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 @click.command("search")
@@ -46,43 +69,63 @@ def render_text(response: SearchResponse, ratio: float) -> str:
 @kb_option
 @model_option
 @config_option
+@click.option("--reranker", metavar="ID", help="Rerank with this model for this query ('none' turns reranking off).")
 @click.option("--limit", type=int, default=5, show_default=True, help="Number of results (clamped to 1..1000).")
 @click.option("--category", help="Only documents in this category (first path segment).")
 @click.option("--topic", help="Only documents with this topic (second path segment or frontmatter topic).")
 @click.option("--min-quality", type=float, help="Quality threshold, clamped to [0, 1].")
 @click.option("--include-low-quality", is_flag=True, help="Disable the quality filter for this search.")
+@click.option("--path-glob", "path_globs", multiple=True, help="Path glob; '!' excludes. Repeatable.")
+@click.option("--tag-any", "tags_any", multiple=True, help="Documents with any of these tags (a,b). Repeatable.")
+@click.option("--tag-all", "tags_all", multiple=True, help="Documents with all of these tags (a,b). Repeatable.")
+@click.option("--date-from", help="Documents dated on or after this (string comparison).")
+@click.option("--date-to", help="Documents dated on or before this (string comparison).")
+@click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="Declared field filter. Repeatable.")
+@click.option("--field-not", "fields_not", multiple=True, metavar="KEY=VALUE", help="Exclude by declared field.")
 @click.option("--min-confidence-ratio", type=float, help="low_confidence ratio (finite, >= 0; 0 disables).")
+@click.option("--mmr", type=BOOL, help="MMR re-selection on or off for this query.")
+@click.option("--mmr-lambda", type=float, help="MMR relevance weight in [0, 1].")
+@click.option("--mmr-same-doc-penalty", type=float, help="MMR same-document penalty in [0, 1].")
+@click.option("--parent-retriever", type=BOOL, help="Parent retriever on or off for this query.")
+@click.option("--explain", is_flag=True, help="Show each hit's per-leg ranks and scores, the fusion and the reranker.")
 @format_option(("json", "text"), "json")
 @click.pass_context
-def search_command(ctx: click.Context, query: str, kb_path: str | None, model: str | None,
-                   config_path: str | None, limit: int, category: str | None, topic: str | None,
-                   min_quality: float | None, include_low_quality: bool, min_confidence_ratio: float | None,
+def search_command(ctx: click.Context, query: str, kb_path: str | None, model: str | None, config_path: str | None,
+                   reranker: str | None, limit: int, category: str | None, topic: str | None,
+                   min_quality: float | None, include_low_quality: bool, path_globs: tuple[str, ...],
+                   tags_any: tuple[str, ...], tags_all: tuple[str, ...], date_from: str | None,
+                   date_to: str | None, fields: tuple[str, ...], fields_not: tuple[str, ...],
+                   min_confidence_ratio: float | None, mmr: bool | None, mmr_lambda: float | None,
+                   mmr_same_doc_penalty: float | None, parent_retriever: bool | None, explain: bool,
                    fmt: str) -> None:  # fmt: skip
     """Hybrid (vector + full-text) search. A query starting with '-' needs '--' first."""
-    _finite("--min-quality", min_quality)
-    _finite("--min-confidence-ratio", min_confidence_ratio, low=0.0)
-    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model)
+    finite("--min-quality", min_quality)
+    finite("--min-confidence-ratio", min_confidence_ratio, low=0.0)
+    finite("--mmr-lambda", mmr_lambda, low=0.0, high=1.0)
+    finite("--mmr-same-doc-penalty", mmr_same_doc_penalty, low=0.0, high=1.0)
+    field_map, field_not_map = _fields(fields, "--field"), _fields(fields_not, "--field-not")
+    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model, reranker=reranker)
     cfg = app.config
+    threshold = cfg.quality_filter.effective_threshold
     if include_low_quality:
         threshold = 0.0
     elif min_quality is not None:
         threshold = max(0.0, min(1.0, min_quality))
-    else:
-        threshold = cfg.quality_filter.effective_threshold
-    ratio = cfg.search.min_confidence_ratio if min_confidence_ratio is None else min_confidence_ratio
-    fusion = cfg.search.fusion
-    request = SearchRequest(
-        query=query,
-        limit=limit,
-        filters=SearchFilters(category=category, topic=topic, min_quality=threshold),
-        min_confidence_ratio=ratio,
-        fusion=FusionSettings(
-            fusion.rrf_k, fusion.bm25_heading_weight, fusion.bm25_context_weight, fusion.bm25_content_weight
-        ),
-    )
+    filters = SearchFilters(
+        category=category, topic=topic, min_quality=threshold, path_globs=path_globs or None,
+        tags_any=_split_commas(tags_any), tags_all=_split_commas(tags_all), date_from=date_from,
+        date_to=date_to, fields=field_map, fields_not=field_not_map,
+    )  # fmt: skip
+    request = resolve_request(
+        cfg, query, limit=limit, filters=filters, min_confidence_ratio=min_confidence_ratio,
+        rerank=True if reranker not in (None, "none") else (False if reranker == "none" else None),
+        reranker_loaded=app.reranker is not None, mmr=mmr, mmr_lambda=mmr_lambda,
+        mmr_same_doc_penalty=mmr_same_doc_penalty, parent_retriever=parent_retriever, explain=explain,
+        warn=lambda m: echo_err(f"warning: {m}"),
+    )  # fmt: skip
     store = open_for_search(app.db, app.kb, app.embedder)
     try:
-        response = hybrid_search(store, app.embedder, request, ratio_given=min_confidence_ratio is not None)
+        response = run_search(store, app.embedder, request, reranker=app.reranker)
     finally:
         store.close()
-    click.echo(dump_json(response.as_dict()) if fmt == "json" else render_text(response, ratio))
+    click.echo(dump_json(response.as_dict()) if fmt == "json" else render_text(response, request.min_confidence_ratio))

@@ -77,17 +77,17 @@ class Queries:
 
     def fts_candidates(
         self, expression: str, limit: int, weights: tuple[float, float, float], filters: SearchFilters
-    ) -> list[int]:
-        """Chunk ids matching an FTS5 expression, best bm25 first, filters applied in SQL (R6.18)."""
+    ) -> list[tuple[int, float]]:
+        """(chunk id, bm25) matching an FTS5 expression, best first, filters applied in SQL (R6.18)."""
         where, params = self._filter_sql(filters)
         sql = (
-            "select f.rowid from fts_chunks f join chunks c on c.id = f.rowid "
-            "join documents d on d.id = c.document_id "
-            f"where fts_chunks match ?{where} order by bm25(fts_chunks, ?, ?, ?), f.rowid limit ?"
+            "select f.rowid, bm25(fts_chunks, ?, ?, ?) as rank from fts_chunks f "
+            "join chunks c on c.id = f.rowid join documents d on d.id = c.document_id "
+            f"where fts_chunks match ?{where} order by rank, f.rowid limit ?"
         )
         try:
-            rows = self.conn.execute(sql, (expression, *params, *weights, limit))
-            return [r[0] for r in rows]
+            rows = self.conn.execute(sql, (*weights, expression, *params, limit))
+            return [(r[0], r[1]) for r in rows]
         except apsw.SQLError as exc:  # a malformed expression must not crash a search
             raise StoreError(f"full-text query failed: {exc}") from exc
 

@@ -12,16 +12,19 @@ from pathlib import Path
 import apsw
 
 from ..errors import StoreError
+from .cjk import CjkQueries
 from .db import connect
 from .documents import DocumentWrites
+from .graph import GraphQueries
 from .queries import Queries
 from .records import DocumentRecord, HitRow, StoredDoc
 from .schema import MIGRATIONS, PRODUCER, SCHEMA_VERSION, vec_table_sql
+from .stages import StageQueries
 
 __all__ = ["SCHEMA_VERSION", "DocumentRecord", "HitRow", "Store", "StoredDoc", "remove_index_files"]
 
 
-class Store(DocumentWrites, Queries):
+class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries):
     """One open index. Not shared between threads that write at the same time."""
 
     def __init__(self, conn: apsw.Connection, path: Path) -> None:

@@ -1,0 +1,62 @@
+"""The retrieval legs: FTS5 trigram, sqlite-vec KNN, and the CJK short-word leg (SPEC R6.17–R6.22).
+
+Each leg returns a ranked ``LegResult`` after filters and exclusions, so fusion sees identically
+filtered lists (R6.22). With a filter active each leg over-fetches and stops at n survivors (R6.21).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..interfaces import Embedder
+from ..store.store import Store
+from .query import CompiledQuery
+from .request import SearchRequest
+
+MAX_KNN = 4096
+
+
+@attrs.frozen
+class LegResult:
+    """Chunk ids best first, with the leg's raw score per id (bm25, L2 distance, ...)."""
+
+    name: str
+    ids: tuple[int, ...]
+    scores: dict[int, float] = attrs.field(factory=dict)
+
+
+def fetch_size(n: int, filtered: bool) -> int:
+    """R6.21: with a filter active each leg over-fetches, then stops at n survivors."""
+    return min(n * 10, 10_000) if filtered else n
+
+
+def fts_leg(store: Store, compiled: CompiledQuery, n: int, req: SearchRequest) -> LegResult:
+    if compiled.expression is None or "fts" not in req.legs:
+        return LegResult("fts", ())
+    ranked = store.fts_candidates(compiled.expression, n, req.fusion.weights, req.filters)
+    return LegResult("fts", tuple(cid for cid, _ in ranked), dict(ranked))
+
+
+def excluded_ids(store: Store, compiled: CompiledQuery) -> set[int]:
+    """R6.19: the rowid-only scan of the negative expression, computed only when there are negatives."""
+    return store.fts_rowids(compiled.negative_expression) if compiled.negative_expression else set()
+
+
+def vector_leg(
+    store: Store, embedder: Embedder, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]
+) -> LegResult:
+    if "vector" not in req.legs or not compiled.positive_text.strip():
+        return LegResult("vector", ())
+    filtered = req.filters.active or bool(excluded)
+    vector = embedder.embed_query(compiled.positive_text)
+    candidates = store.knn(vector, min(fetch_size(n, filtered), MAX_KNN))
+    if filtered:
+        passing = store.passing_chunk_ids([cid for cid, _ in candidates], req.filters)
+        candidates = [(cid, d) for cid, d in candidates if cid in passing and cid not in excluded]
+    candidates = candidates[:n]
+    return LegResult("vector", tuple(cid for cid, _ in candidates), dict(candidates))
+
+
+def cjk_leg(store: Store, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]) -> LegResult:
+    """Short CJK words the trigram leg cannot match (design; see docs/retrieval.md). Off until built."""
+    return LegResult("cjk", ())

@@ -1,0 +1,110 @@
+"""The search pipeline in its fixed order (SPEC R6.1): compile → legs → RRF → rerank → MMR →
+low_confidence → parent retriever → match_spans → wrap. A stage that is off is a no-op.
+
+Every surface (CLI, MCP, eval, tune) calls ``run_search``; nothing else orchestrates stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from ..interfaces import Embedder, Reranker
+from ..store.records import HitRow
+from ..store.store import Store
+from ..types import Hit, SearchResponse
+from .fusion import low_confidence, rrf
+from .legs import LegResult, cjk_leg, excluded_ids, fts_leg, vector_leg
+from .mmr import mmr_select
+from .parent import expand
+from .query import CompiledQuery, compile_query
+from .request import SearchRequest
+from .rerank import rerank
+from .spans import match_spans
+
+
+def pool_sizes(limit: int, *, mmr: bool, rerank: bool) -> tuple[int, int]:
+    """R6.20: (per-leg fetch size, fused pool size)."""
+    p = max(limit * 5, 50)
+    if mmr:
+        return p, p
+    if rerank:
+        return max(p * 5, 50), p
+    return p, limit
+
+
+def _hit(row: HitRow, score: float) -> Hit:
+    return Hit(
+        chunk_id=row.chunk_id, score=score, path=row.path, title=row.title, heading=row.heading,
+        topic=row.topic, date=row.date, tags=row.tags, content=row.content, start_line=row.start_line,
+        end_line=row.end_line, symbol_kind=row.symbol_kind,
+    )  # fmt: skip
+
+
+def filter_applied(req: SearchRequest, compiled: CompiledQuery) -> dict[str, object]:
+    """R6.54: echo only what arrived with an effect, in a fixed order."""
+    f = req.filters
+    out: dict[str, object] = {}
+    for key in ("category", "topic", "path_globs", "tags_any", "tags_all", "date_from", "date_to"):
+        value = getattr(f, key)
+        if value:
+            out[key] = list(value) if isinstance(value, tuple) else value
+    if req.ratio_given:
+        out["min_confidence_ratio"] = req.min_confidence_ratio
+    if compiled.negative:
+        out["excluded_terms"] = list(compiled.negative)
+    for key in ("fields", "fields_not"):
+        value = getattr(f, key)
+        if value:
+            out[key] = {k: list(v) for k, v in value.items()}
+    return out
+
+
+def _explain(legs: Sequence[LegResult], cid: int, rrf_score: float, rerank_score: float | None) -> dict:
+    out: dict[str, object] = {}
+    for leg in legs:
+        if cid in leg.ids:
+            out[leg.name] = {"rank": leg.ids.index(cid) + 1, "score": leg.scores.get(cid)}
+    out["rrf"] = rrf_score
+    if rerank_score is not None:
+        out["rerank"] = rerank_score
+    return out
+
+
+def run_search(store: Store, embedder: Embedder, req: SearchRequest, *, reranker: Reranker | None = None) -> SearchResponse:
+    """Run the whole pipeline for one request and return the R6.52 wrapper."""
+    compiled = compile_query(req.query)
+    do_rerank = req.rerank and reranker is not None
+    fetch, pool_size = pool_sizes(req.limit, mmr=req.mmr is not None, rerank=do_rerank)
+    excluded = excluded_ids(store, compiled)
+    legs = [
+        fts_leg(store, compiled, fetch, req),
+        vector_leg(store, embedder, compiled, fetch, req, excluded),
+        cjk_leg(store, compiled, fetch, req, excluded),
+    ]
+    fused = rrf([leg.ids for leg in legs], req.fusion.rrf_k)[:pool_size]
+    rows = store.hit_rows([cid for cid, _ in fused])
+    pool = [(rows[cid], score) for cid, score in fused if cid in rows]
+    rrf_scores = {row.chunk_id: score for row, score in pool}
+    rerank_scores: dict[int, float] = {}
+    if do_rerank:
+        pool = rerank(reranker, compiled.positive_text, pool, req.limit if req.mmr is None else len(pool))
+        rerank_scores = {row.chunk_id: score for row, score in pool}
+    if req.mmr is not None:
+        pool = mmr_select(store, pool, req.mmr, req.limit)
+    pool = pool[: req.limit]
+    flag = low_confidence([score for _, score in pool], req.min_confidence_ratio)
+    terms = compiled.positive or tuple(compiled.positive_text.split())
+    hits = []
+    for row, score in pool:
+        hit = _hit(row, score)
+        if req.parent is not None:
+            hit = expand(store, hit, row, req.parent)
+        spans = match_spans(hit.content, terms) if compiled.positive_text.strip() else None
+        hit = attrs.evolve(hit, match_spans=spans)
+        if req.explain:
+            hit = attrs.evolve(hit, explain=_explain(legs, row.chunk_id, rrf_scores[row.chunk_id],
+                                                     rerank_scores.get(row.chunk_id)))  # fmt: skip
+        hits.append(hit)
+    return SearchResponse(results=tuple(hits), low_confidence=flag, filter_applied=filter_applied(req, compiled))
