@@ -49,16 +49,18 @@ class TimedEmbedder:
             self.texts += len(texts)
 
 
-def index_corpus(name: str, shared: Path):
+def index_corpus(name: str, shared: Path, *, reuse: bool = False):
     from grooveseek.app import build_app
     from grooveseek.index.guard import open_for_index
     from grooveseek.index.indexer import Indexer, IndexOptions
     from grooveseek.index.report import Reporter
 
     work = ROOT / "bench" / "work" / name
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    shutil.copytree(shared / "bench" / "corpora" / name, work / "kb")
+    reuse = reuse and (work / ".groove.db").exists()
+    if not reuse:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        shutil.copytree(shared / "bench" / "corpora" / name, work / "kb")
     config = work / "groove.toml"
     config.write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n', encoding="utf-8")
     app = build_app(str(config), None)
@@ -67,7 +69,7 @@ def index_corpus(name: str, shared: Path):
     store = open_for_index(app.db, force=False)
     start = time.perf_counter()
     summary = Indexer(app.kb, store, app.config, app.registry, timed, Reporter(quiet=True, sink=lambda m: None)).run(
-        IndexOptions(force=True)
+        IndexOptions(force=not reuse)
     )
     wall = time.perf_counter() - start
     store.close()
@@ -104,13 +106,14 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpora", nargs="*", default=list(GOLDEN))
     parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
-    parser.add_argument("--legs", action="store_true", help="also evaluate the FTS and vector legs alone")
+    parser.add_argument("--legs", action="store_true", help="also evaluate single legs and leg pairs")
+    parser.add_argument("--reuse", action="store_true", help="reuse bench/work indexes (incremental run, eval only)")
     args = parser.parse_args(argv)
     legs = tuple(LEG_SETS) if args.legs else ("hybrid",)
     print(f"{'corpus':<14}{'docs':>6}{'chunks':>8}{'wall s':>9}{'embed s':>9}{'other s':>9}{'chunks/s':>10}{'peak RSS MiB':>14}")
     quality = {}
     for name in args.corpora:
-        app, _, summary, wall, timed = index_corpus(name, Path(args.shared))
+        app, _, summary, wall, timed = index_corpus(name, Path(args.shared), reuse=args.reuse)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
             f"{name:<14}{summary.total_documents:>6}{summary.total_chunks:>8}{wall:>9.1f}{timed.seconds:>9.1f}"

@@ -84,10 +84,20 @@ def test_japanese_query_returns_japanese_results(jsprimer_kb):
     assert any("配列" in hit["content"] for hit in answer["results"])
 
 
-def test_two_character_cjk_query_still_answers(jsprimer_kb):
-    # 配列 is under the trigram floor: the FTS leg is skipped and the vector leg answers.
-    answer = _search(jsprimer_kb, "配列")
-    assert answer["results"]
+def test_two_character_cjk_query_gets_lexical_hits(jsprimer_kb):
+    # 配列 is under the trigram floor: the trigram leg is skipped, the CJK bigram leg matches it.
+    answer = _search(jsprimer_kb, "配列", "--explain")
+    top = answer["results"][0]
+    assert top["path"] == "basic/array/README.md"
+    assert "配列" in top["content"]
+    assert "cjk" in top["explain"]
+    assert "fts" not in top["explain"]
+
+
+def test_query_made_only_of_short_cjk_words(jsprimer_kb):
+    answer = _search(jsprimer_kb, "配列 要素 削除", "--explain", "--limit", "5")
+    assert all("配列" in h["content"] or "要素" in h["content"] or "削除" in h["content"] for h in answer["results"][:3])
+    assert any("cjk" in h["explain"] for h in answer["results"])
 
 
 def test_eval_reports_metrics_for_the_golden_subset(npm_kb, tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import attrs
 
+from ..cjk import short_terms
 from ..interfaces import Embedder
 from ..store.store import Store
 from .query import CompiledQuery
@@ -58,5 +59,15 @@ def vector_leg(
 
 
 def cjk_leg(store: Store, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]) -> LegResult:
-    """Short CJK words the trigram leg cannot match (design; see docs/retrieval.md). Off until built."""
-    return LegResult("cjk", ())
+    """Two-character kanji/katakana words, which the trigram leg cannot match (design; docs/retrieval.md).
+
+    Empty (and free) unless the positive text holds such a word. Exclusions are FTS5's judgement, as
+    for the vector leg (R6.19); over-fetch when anything is excluded so the leg still yields n.
+    """
+    terms = short_terms(compiled.positive_text)
+    if "cjk" not in req.legs or not terms:
+        return LegResult("cjk", ())
+    fetch = fetch_size(n, True) if excluded else n
+    ranked = [(cid, s) for cid, s in store.cjk_candidates(terms, fetch, req.fusion.weights, req.filters)
+              if cid not in excluded][:n]  # fmt: skip
+    return LegResult("cjk", tuple(cid for cid, _ in ranked), dict(ranked))

@@ -9,10 +9,10 @@ joined with their neighbours so 2-character CJK words still take part (R6.12).
 from __future__ import annotations
 
 import logging
-import unicodedata
 
 import attrs
 
+from ..cjk import char_class as _char_class
 from ..errors import SearchError
 
 log = logging.getLogger("grooveseek.search")
@@ -20,7 +20,7 @@ log = logging.getLogger("grooveseek.search")
 MAX_QUERY_BYTES = 1024
 PHRASE_CAP = 32
 TRIGRAM_FLOOR = 3
-FTS_QUERY_VERSION = 1
+FTS_QUERY_VERSION = 2  # 2: short CJK words also feed the bigram leg
 
 NOTHING_TO_SEARCH = (
     'query has nothing to search for: every group is an exclusion (a leading "-" excludes). Add a term to '
@@ -36,26 +36,6 @@ class CompiledQuery:
     expression: str | None  # None: the FTS leg is skipped (vector-only)
     negative_expression: str | None
     warnings: tuple[str, ...] = ()
-
-
-def _char_class(ch: str) -> str:
-    """R6.10 classes, tested in order: kanji, hiragana, katakana, word, separator."""
-    cp = ord(ch)
-    if (
-        0x4E00 <= cp <= 0x9FFF
-        or 0x3400 <= cp <= 0x4DBF
-        or 0xF900 <= cp <= 0xFAFF
-        or 0x2F800 <= cp <= 0x2FA1F
-        or cp in (0x3005, 0x3006)
-    ):
-        return "kanji"
-    if 0x3041 <= cp <= 0x309F:
-        return "hiragana"
-    if 0x30A1 <= cp <= 0x30FF or 0xFF66 <= cp <= 0xFF9F:
-        return "katakana"
-    if ch.isalnum() or ch in "_-" or unicodedata.category(ch) in ("Mn", "Mc"):
-        return "word"
-    return "sep"
 
 
 def _segments(text: str) -> list[tuple[bool, str]]:

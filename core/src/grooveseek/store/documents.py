@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 import numpy as np
 
+from ..cjk import bigram_text
 from ..types import Chunk
 from .records import DocumentRecord, _now, _vec_blob
 from .schema import vec_table_sql
@@ -26,6 +27,7 @@ class DocumentWrites:
         has_vec = self.vec_dimension() is not None
         for chunk_id in ids:
             self.conn.execute("delete from fts_chunks where rowid=?", (chunk_id,))
+            self.conn.execute("delete from fts_cjk where rowid=?", (chunk_id,))
             if has_vec:
                 self.conn.execute("delete from vec_chunks where chunk_id=?", (chunk_id,))
         self.conn.execute("delete from chunks where document_id=?", (doc_id,))
@@ -82,6 +84,10 @@ class DocumentWrites:
                     (chunk_id, chunk.heading or "", chunk.context, chunk.content),
                 )
                 self.conn.execute(
+                    "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
+                    (chunk_id, bigram_text(chunk.heading or ""), bigram_text(chunk.context), bigram_text(chunk.content)),
+                )
+                self.conn.execute(
                     "insert into vec_chunks(chunk_id, embedding) values (?, ?)", (chunk_id, _vec_blob(vector))
                 )
 
@@ -116,6 +122,7 @@ class DocumentWrites:
         with self.conn:
             self.conn.execute("delete from document_fields; delete from chunks; delete from documents")
             self.conn.execute("delete from fts_chunks")
+            self.conn.execute("delete from fts_cjk")
             self.conn.execute("drop table if exists vec_chunks")
             self.conn.execute(vec_table_sql(dimension))
             self.conn.execute("delete from index_meta where key like 'parser_policy:%' or key='declared_fields'")
@@ -131,4 +138,13 @@ class DocumentWrites:
                 "select c.id, coalesce(c.heading, ''), c.context, c.content from chunks c "
                 "where c.id not in (select rowid from fts_chunks)"
             )
-            return self.conn.changes()
+            added = self.conn.changes()
+            rows = self.conn.execute(
+                "select id, coalesce(heading, ''), context, content from chunks "
+                "where id not in (select rowid from fts_cjk)"
+            ).fetchall()
+            self.conn.executemany(
+                "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
+                [(cid, bigram_text(h), bigram_text(c), bigram_text(t)) for cid, h, c, t in rows],
+            )
+            return added + len(rows)

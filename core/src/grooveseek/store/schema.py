@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import apsw
 
+from ..cjk import bigram_text
+
 PRODUCER = "grooveseek-python"
 FTS_TOKENIZER = "trigram case_sensitive 0 remove_diacritics 1"
 
@@ -43,7 +45,21 @@ def _m001_initial(conn: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (_m001_initial,)
+def _m002_cjk_bigrams(conn: apsw.Connection) -> None:
+    """The CJK bigram table (design, docs/retrieval.md), backfilled from existing chunks."""
+    conn.execute(
+        "create virtual table if not exists fts_cjk using fts5(heading, context, content, tokenize='unicode61')"
+    )
+    rows = conn.execute(
+        "select id, coalesce(heading, ''), context, content from chunks where id not in (select rowid from fts_cjk)"
+    ).fetchall()
+    conn.executemany(
+        "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
+        [(cid, bigram_text(h), bigram_text(c), bigram_text(t)) for cid, h, c, t in rows],
+    )
+
+
+MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (_m001_initial, _m002_cjk_bigrams)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
