@@ -89,3 +89,58 @@ def test_every_phrase_is_a_substring_of_the_query():
     for query in ["再ランキングの評価について", "配列のコピー方法", "東京都の天気予報AIモデル", "システム化"]:
         for phrase in compile_query(query).positive:
             assert phrase in query
+
+
+# -- properties ------------------------------------------------------------------------------------
+import apsw  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from grooveseek.search.query import PHRASE_CAP, TRIGRAM_FLOOR  # noqa: E402
+
+QUERY_CHARS = st.sampled_from(list("ab xyz-_\"'*():^東京都の天気をコピー方法ランキング。、!?\t0123") + ["\x00"])
+queries = st.text(alphabet=QUERY_CHARS, max_size=60)
+
+_FTS = apsw.Connection(":memory:")
+_FTS.execute("create virtual table t using fts5(heading, context, content, tokenize='trigram')")
+_FTS.execute("insert into t values ('東京の天気', '', 'abc xyz コピー方法')")
+
+
+def _compile_or_none(query):
+    try:
+        return compile_query(query)
+    except SearchError:
+        return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(queries)
+def test_any_query_compiles_to_a_valid_fts5_expression(query):
+    compiled = _compile_or_none(query)
+    if compiled is None:
+        return
+    for expression in (compiled.expression, compiled.negative_expression):
+        if expression is not None:
+            _FTS.execute("select rowid from t where t match ?", (expression,)).fetchall()
+
+
+@settings(max_examples=300, deadline=None)
+@given(queries.filter(lambda q: '"' not in q))
+def test_phrases_are_substrings_at_or_above_the_floor(query):
+    compiled = _compile_or_none(query)
+    if compiled is None:
+        return
+    assert len(compiled.positive) <= PHRASE_CAP and len(compiled.negative) <= PHRASE_CAP
+    for phrase in compiled.positive + compiled.negative:
+        assert phrase in query
+        assert len(phrase) >= TRIGRAM_FLOOR
+        assert "\x00" not in phrase
+
+
+@settings(max_examples=200, deadline=None)
+@given(queries)
+def test_compilation_is_deterministic_and_positive_text_has_no_exclusions(query):
+    first, second = _compile_or_none(query), _compile_or_none(query)
+    assert first == second
+    if first is not None:
+        assert all(not is_exclusion(g) for g in split_groups(first.positive_text))

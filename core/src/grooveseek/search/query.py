@@ -188,7 +188,9 @@ def compile_query(query: str) -> CompiledQuery:
     groups = split_groups(query)
     positive_groups = [g for g in groups if not is_exclusion(g)]
     negative_groups = [g[1:] for g in groups if is_exclusion(g)]
-    positive_text = " ".join(positive_groups)
+    # R6.6: identical to the raw query when nothing is excluded, so the R6.14 fallback phrase is
+    # a verbatim substring of what the user typed (tabs and double spaces included).
+    positive_text = " ".join(positive_groups) if negative_groups else query
     if negative_groups and not positive_text.strip():
         raise SearchError(NOTHING_TO_SEARCH)
     warnings: list[str] = []
