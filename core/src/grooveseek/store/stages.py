@@ -1,14 +1,98 @@
 """SQL for the pipeline's later stages: stored vectors for MMR, sibling chunks for the parent retriever.
 
-Mixed into ``Store``; ``self.conn`` is its apsw connection.
+Mixed into ``Store``; ``self.conn`` is its apsw connection. Every method here reads; an SQLite
+failure surfaces as ``StoreError`` so the search package never needs to know about apsw.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+
 import apsw
+import attrs
+import numpy as np
+
+from ..errors import StoreError
+
+# R6.35: the pool's embeddings are read at most this many ids per statement.
+VECTOR_BATCH = 500
+
+# Parent-retriever reads join the hit's own row (``h``) so the hit and its siblings come from one
+# statement, hence one snapshot: a concurrent re-index cannot pair the hit with another version of
+# its document. A hit whose chunk is gone yields no rows.
+_SIBLING_COLUMNS = "c.id, c.chunk_index, c.level, c.content, c.token_count, c.start_line, c.end_line"
+
+
+@attrs.frozen
+class SiblingRow:
+    """One chunk of a hit's document, as the parent retriever needs it (R6.42–R6.46)."""
+
+    chunk_id: int
+    chunk_index: int
+    level: int | None
+    content: str
+    token_count: int | None
+    start_line: int | None
+    end_line: int | None
 
 
 class StageQueries:
     """Read-side SQL for MMR and the parent retriever."""
 
     conn: apsw.Connection
+
+    def vectors_for(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Stored embeddings of ``ids`` as float32 arrays, read in batches of at most 500 ids (R6.35).
+
+        Ids without a vector row are absent from the result; with no vector table the result is
+        empty. Raises StoreError when SQLite fails.
+        """
+        unique = list(dict.fromkeys(ids))
+        if not unique or self.vec_dimension() is None:
+            return {}
+        # ``chunk_id IN (...)`` makes vec0 scan the whole table; driving the join from json_each
+        # turns every id into a primary-key lookup. CROSS JOIN pins that loop order.
+        sql = (
+            "select v.chunk_id, v.embedding from json_each(?) j "
+            "cross join vec_chunks v on v.chunk_id = j.value"
+        )
+        out: dict[int, np.ndarray] = {}
+        try:
+            for start in range(0, len(unique), VECTOR_BATCH):
+                batch = json.dumps(unique[start : start + VECTOR_BATCH])
+                for chunk_id, blob in self.conn.execute(sql, (batch,)):
+                    out[chunk_id] = np.frombuffer(blob, dtype=np.float32)
+        except apsw.Error as exc:
+            raise StoreError(f"reading stored vectors failed: {exc}") from exc
+        return out
+
+    def document_chunks(self, chunk_id: int, limit: int) -> list[SiblingRow]:
+        """The chunks of ``chunk_id``'s document in ``chunk_index`` order, at most ``limit`` rows (R6.43).
+
+        Empty when the chunk no longer exists. Raises StoreError when SQLite fails.
+        """
+        sql = (
+            f"select {_SIBLING_COLUMNS} from chunks h join chunks c on c.document_id = h.document_id "
+            "where h.id = ? order by c.chunk_index limit ?"
+        )
+        return self._siblings(sql, (chunk_id, max(0, limit)))
+
+    def chunk_neighbours(self, chunk_id: int) -> list[SiblingRow]:
+        """``chunk_id`` and the chunks at index i - 1 and i + 1 of its document, in index order (R6.44).
+
+        The same-level rule is the caller's; this returns whatever exists. Empty when the chunk no
+        longer exists. Raises StoreError when SQLite fails.
+        """
+        sql = (
+            f"select {_SIBLING_COLUMNS} from chunks h join chunks c on c.document_id = h.document_id "
+            "where h.id = ? and c.chunk_index between h.chunk_index - 1 and h.chunk_index + 1 "
+            "order by c.chunk_index"
+        )
+        return self._siblings(sql, (chunk_id,))
+
+    def _siblings(self, sql: str, params: tuple[int, ...]) -> list[SiblingRow]:
+        try:
+            return [SiblingRow(*row) for row in self.conn.execute(sql, params)]
+        except apsw.Error as exc:
+            raise StoreError(f"reading a hit's sibling chunks failed: {exc}") from exc
