@@ -20,6 +20,7 @@ COMMANDS = {
     "index": "grooveseek.cli.index:index_command",
     "status": "grooveseek.cli.status:status_command",
     "search": "grooveseek.cli.search:search_command",
+    "graph": "grooveseek.cli.graph:graph_command",
     "eval": "grooveseek.cli.eval:eval_command",
     "plugins": "grooveseek.cli.plugins:plugins_command",
 }
