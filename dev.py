@@ -44,7 +44,7 @@ def install() -> None:
     pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
     editable = [arg for m in MEMBERS for arg in ("-e", str(ROOT / m))]
-    subprocess.run(pip + ["-c", str(ROOT / "constraints.txt")] + editable + ["pytest", "hypothesis"], check=True)
+    subprocess.run(pip + ["-c", str(ROOT / "constraints.txt")] + editable + ["pytest", "hypothesis", "onnx"], check=True)
     stamp.write_text(digest)
 
 

@@ -92,5 +92,9 @@ def build_app(
         raise PluginLoadError(
             f"embedding model {selection.embedder!r}: its plugin loaded but registered no embedder with that id"
         )
+    if selection.reranker and selection.reranker not in registry.rerankers:
+        raise PluginLoadError(
+            f"reranker {selection.reranker!r}: its plugin loaded but registered no reranker with that id"
+        )
     kb = resolve_kb_path(loaded, kb_path)
     return App(loaded=loaded, selection=selection, registry=registry, kb=kb, db=db_path_for(kb))

@@ -1,4 +1,4 @@
-"""The model table of groove-fastembed (SPEC R5.6): what each embedder id means.
+"""The model tables of groove-fastembed (SPEC R5.6, R5.20): what each embedder and reranker id means.
 
 Everything the core needs before a model is loaded (id, dimension, batch size) and everything an
 error message needs (Hugging Face repo, files to pre-download) lives here as plain data, so
@@ -102,3 +102,88 @@ MODELS: dict[str, ModelSpec] = {
 
 # The offline alternative every download error points to.
 OFFLINE_MODEL_ID = "minilm-l6-int8"
+
+
+@attrs.frozen
+class RerankerSpec:
+    """One built-in cross-encoder reranker (SPEC R5.20).
+
+    ``hf_repo``/``model_file``/``additional_files`` are what fastembed downloads for
+    ``fastembed_name``; they drive the custom registration (when ``native`` is False) and the
+    pre-download recipe. ``max_length`` is the token budget of one (query, passage) pair and
+    ``batch_size`` the number of pairs per ONNX call; the plugin README explains both values.
+    """
+
+    id: str
+    fastembed_name: str
+    hf_repo: str
+    model_file: str
+    download_size: str
+    native: bool
+    licence: str
+    additional_files: tuple[str, ...] = ()
+    licence_note: str | None = None
+    notes: str = ""
+    max_length: int = 512
+    batch_size: int = 16
+
+    def download_recipe(self, cache_dir: str) -> str:
+        """The ``hf download`` command that pre-fills ``cache_dir`` with exactly this model's files.
+
+        The weights are named one by one, not ``onnx/*``: the reranker repos hold several
+        variants (fp16, int8, quantised) and a wildcard would fetch gigabytes nobody loads.
+        """
+        weights = " ".join(f"'{name}'" for name in (self.model_file, *self.additional_files))
+        return (
+            f"hf download {self.hf_repo} --include {weights} 'tokenizer*' 'config.json' "
+            f"'special_tokens_map.json' --cache-dir {shlex.quote(cache_dir)}"
+        )
+
+
+# fastembed 0.9 lists all three natively; ``native`` makes a future fastembed that dropped one fail
+# at load naming it (R5.20) instead of silently registering a model we never checked. The sources
+# are fastembed's own: bge-v2-m3 comes from onnx-community's fp32 export (model.onnx plus its
+# external-data file), the other two from the publishers' repos. Sizes are those downloads.
+RERANKERS: dict[str, RerankerSpec] = {
+    spec.id: spec
+    for spec in (
+        RerankerSpec(
+            id="bge-v2-m3",
+            fastembed_name="BAAI/bge-reranker-v2-m3",
+            hf_repo="onnx-community/bge-reranker-v2-m3-ONNX",
+            model_file="onnx/model.onnx",
+            additional_files=("onnx/model.onnx_data",),
+            download_size="2.3 GB",
+            native=True,
+            licence="Apache-2.0",
+            notes="multilingual (recommended for Japanese); XLM-RoBERTa large, 24 layers",
+        ),
+        RerankerSpec(
+            id="jina-v2-ml",
+            fastembed_name="jinaai/jina-reranker-v2-base-multilingual",
+            hf_repo="jinaai/jina-reranker-v2-base-multilingual",
+            model_file="onnx/model.onnx",
+            download_size="1.1 GB",
+            native=True,
+            licence="CC-BY-NC-4.0",
+            licence_note=(
+                "CC-BY-NC-4.0: research and evaluation only, no commercial use "
+                "(jinaai/jina-reranker-v2-base-multilingual)"
+            ),
+            notes="multilingual; non-commercial licence",
+        ),
+        RerankerSpec(
+            id="bge-base",
+            fastembed_name="BAAI/bge-reranker-base",
+            hf_repo="BAAI/bge-reranker-base",
+            model_file="onnx/model.onnx",
+            download_size="1.0 GB",
+            native=True,
+            licence="MIT",
+            notes="English and Chinese only; XLM-RoBERTa base, 12 layers",
+        ),
+    )
+}
+
+# What a reranker error offers instead of the failing model: search without reranking.
+RERANKER_OFF_HINT = '--reranker none (or reranker = "none" in groove.toml)'
