@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..app import build_app
+from ..fieldschema import load_kb_schema
 from ..index.guard import open_for_index
 from ..index.indexer import Indexer, IndexOptions
 from ..index.report import Reporter
@@ -25,6 +26,7 @@ def index_command(ctx: click.Context, kb_path: str | None, model: str | None, co
     if quiet and progress:
         raise click.UsageError("--quiet and --progress are mutually exclusive")
     app = build_app(effective_config_path(ctx, config_path), kb_path, model=model)
+    load_kb_schema(app.kb)  # R1.6 / R4.15 step 1: a broken schema must not leave a database behind
     store = open_for_index(app.db, force=force)
     try:
         reporter = Reporter(quiet=quiet, progress=progress)

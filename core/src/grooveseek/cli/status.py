@@ -10,6 +10,14 @@ from ..store.store import Store
 from .options import config_option, effective_config_path, kb_option
 
 
+def _declared_line(store: Store) -> str:
+    """R8.12: the recorded declared keys and how many value rows they hold, or ``pending`` (R4.39)."""
+    declared = store.declared_fields()
+    if declared is None:
+        return "Declared fields: pending"
+    return f"Declared fields: {', '.join(declared) or 'none'} ({store.field_row_count()} value rows)"
+
+
 @click.command("status")
 @kb_option
 @config_option
@@ -29,8 +37,7 @@ def status_command(ctx: click.Context, kb_path: str | None, config_path: str | N
         click.echo(f"Chunks: {chunks}")
         click.echo(f"Model: {identity} ({dim} dim)")
         click.echo(f"Context mode: {store.meta('context_mode') or 'off'}")
-        declared = store.meta("declared_fields")
-        click.echo("Declared fields: pending" if declared is None else f"Declared fields: {declared}")
+        click.echo(_declared_line(store))
         threshold = app.config.quality_filter.effective_threshold
         if threshold > 0:
             passing, below = store.quality_counts(threshold)

@@ -1,9 +1,12 @@
-"""The incremental indexer shared by ``groove index`` and ``rebuild_index`` (SPEC §4.3–4.9).
+"""The incremental indexer shared by ``groove index``, ``rebuild_index`` and the watcher (SPEC §4.3–4.9).
 
 A run walks the KB, hashes every collected file through a handle-bound read, pairs renames,
 parses and chunks new or changed files, embeds them outside any transaction (batched across
 files for throughput), writes each file in its own transaction, sweeps deleted paths, and
 returns the R4.34 summary. One bad file never aborts a run; it is skipped and keeps its rows.
+
+The watcher's batches (``index.watcher.BatchIndexer``) reuse this per-file code (R9.6) with their
+own wording (``RunLines`` is the seam) and an explicit set of vanished rows for rename pairing.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import attrs
 
 from ..config.model import GrooveConfig
 from ..errors import GrooveError, ModelError, ParseError, ReadRefused
+from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
 from ..interfaces import Embedder, Parser
 from ..quality import quality_score
@@ -25,11 +29,37 @@ from ..registry import Registry
 from ..store.store import DocumentRecord, Store, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
 from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
-from ..walker import Collected, WalkPolicy, collect, load_grooveignore
+from ..walker import Collected, IgnoreRules, WalkPolicy, collect, load_grooveignore
 from .guard import check_model, record_model
 from .report import Reporter
 
 EMBED_BATCH_CHUNKS = 64
+
+
+def walk_policy(config: GrooveConfig, registry: Registry, ignore: IgnoreRules | None) -> WalkPolicy:
+    """The collection rules of a run or a watcher batch (R2.5: one implementation for both)."""
+    exclude = tuple(config.exclude_dirs)
+    return WalkPolicy(extensions=frozenset(registry.parsers), exclude_dirs=exclude, ignore=ignore)
+
+
+class RunLines:
+    """How ``groove index`` and ``rebuild_index`` word per-file outcomes (R4.18, R4.22, R4.24, R4.26)."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        self.reporter = reporter
+
+    def indexed(self, rel: str, chunks: int, *, metadata_only: bool = False) -> None:
+        extra = ", metadata only" if metadata_only else ""
+        self.reporter.file_line(f"  indexed: {rel} ({chunks} chunks{extra})")
+
+    def renamed(self, old: str, new: str) -> None:
+        self.reporter.file_line(f"  renamed: {old} -> {new}")
+
+    def deleted(self, rel: str) -> None:
+        self.reporter.file_line(f"  deleted: {rel}")
+
+    def skipped(self, rel: str, reason: str) -> None:
+        self.reporter.warn(f"Skipping {rel}: {reason}")  # never suppressed (R4.24)
 
 
 @attrs.frozen
@@ -73,7 +103,11 @@ class Indexer:
         self.reporter = reporter
         self.counts = _Counters()
         self.contextual = config.contextual.enabled
+        self.lines: RunLines = RunLines(reporter)
         self._pending: list[_Prepared] = []
+        # R4.15 step 1: a refused or invalid schema stops the run before anything is written.
+        self.schema = load_kb_schema(kb)
+        self._fields_unsettled = False  # a file the R4.40 pass could not rewrite: record nothing
 
     # -- the run -------------------------------------------------------------------------------
     def run(self, options: IndexOptions) -> IndexSummary:
@@ -92,15 +126,18 @@ class Indexer:
         walk = self._walk()
         hashes = self._hash_all(walk.files)
         stored = self.store.documents()
-        renamed_to = set() if options.force else self._detect_renames(stored, hashes)
+        renamed_to = set() if options.force else self._detect_renames(stored, hashes)[1]
         stale_parsers = self._stale_parsers(stored)
         stored = self.store.documents()
+        rewrite = set() if options.force else self._fields_to_rewrite(stored, hashes, stale_parsers)
         self.reporter.start(len(walk.files))
         for done, item in enumerate(walk.files, start=1):
             if item.rel in hashes and item.rel not in renamed_to:
                 row = stored.get(item.rel)
                 if row is None or row.content_hash != hashes[item.rel] or row.parser_id in stale_parsers:
                     self._process(item, row)
+            if item.rel in rewrite:
+                self._rewrite_fields(item, stored[item.rel])
             self.reporter.advance(done, len(walk.files))
         self._flush()
         self.reporter.finish()
@@ -132,12 +169,7 @@ class Indexer:
 
     # -- walk and hash -------------------------------------------------------------------------
     def _walk(self):
-        ignore = load_grooveignore(self.kb, self.reporter.warn)
-        policy = WalkPolicy(
-            extensions=frozenset(self.registry.parsers),
-            exclude_dirs=tuple(self.config.exclude_dirs),
-            ignore=ignore,
-        )
+        policy = walk_policy(self.config, self.registry, load_grooveignore(self.kb, self.reporter.warn))
         walk = collect(self.kb, policy, self.reporter.warn)
         exts = ", ".join(sorted(self.registry.parsers))
         self.reporter.stage(f"Found {len(walk.files)} source files (extensions: [{exts}])")
@@ -172,12 +204,20 @@ class Indexer:
 
     def _skip(self, rel: str, reason: str) -> None:
         self.counts.skipped += 1
-        self.reporter.warn(f"Skipping {rel}: {reason}")
+        self.lines.skipped(rel, reason)
 
     # -- renames and policy passes -------------------------------------------------------------
-    def _detect_renames(self, stored: dict[str, StoredDoc], hashes: dict[str, str]) -> set[str]:
-        """R4.21–R4.23: pair vanished rows with new paths of equal hash, in sorted order."""
-        vanished = sorted(p for p, row in stored.items() if p not in hashes and row.content_hash != "awaiting-reparse")
+    def _detect_renames(
+        self, stored: dict[str, StoredDoc], hashes: dict[str, str], vanished: Sequence[str] | None = None
+    ) -> tuple[set[str], set[str]]:
+        """R4.21–R4.23: pair vanished rows with new paths of equal hash, in sorted order.
+
+        ``vanished`` defaults to every row whose path was not hashed (a run); a watcher batch passes
+        the rows its events removed. Returns (old paths, new paths) of the applied renames.
+        """
+        if vanished is None:
+            vanished = [p for p in stored if p not in hashes]
+        vanished = sorted(p for p in vanished if stored[p].content_hash != "awaiting-reparse")
         new = sorted(p for p in hashes if p not in stored)
         used: set[str] = set()
         renames = []
@@ -200,8 +240,8 @@ class Indexer:
             self.store.rename_documents(renames)
             for old, new_path, _ in renames:
                 self.counts.renamed += 1
-                self.reporter.file_line(f"  renamed: {old} -> {new_path}")
-        return used
+                self.lines.renamed(old, new_path)
+        return {old for old, _, _ in renames}, used
 
     def _stale_parsers(self, stored: dict[str, StoredDoc]) -> set[str]:
         """Parsers whose policy_version changed since the last completed run (R4.38)."""
@@ -219,10 +259,35 @@ class Indexer:
             )
         return stale
 
+    def _fields_to_rewrite(self, stored: dict[str, StoredDoc], hashes: dict[str, str], stale: set[str]) -> set[str]:
+        """R4.40: the unchanged Markdown files to re-read when the declared set differs from the recorded one."""
+        if self.store.declared_fields() == self.schema.declared:
+            return set()
+        paths = {p for p, row in stored.items()
+                 if row.parser_id in FIELD_PARSERS and row.parser_id not in stale and hashes.get(p) == row.content_hash}
+        if paths:
+            self.reporter.file_line(f"Re-reading {len(paths)} unchanged Markdown document(s) for the declared fields "
+                                    f"[{', '.join(self.schema.declared)}]; nothing is re-embedded")
+        return paths  # fmt: skip
+
+    def _rewrite_fields(self, item: Collected, row: StoredDoc) -> None:
+        """R4.40: refresh one unchanged file's field rows; not counted, not re-embedded, no warnings."""
+        data = self._read(item)
+        parser = self.registry.parser_for(item.rel)
+        if data is not None and hashlib.sha256(data).hexdigest() != row.content_hash:
+            self._process(item, row)  # it changed since the hash pass: index it the ordinary way
+            return
+        doc = self._parse(item.rel, parser, data, quiet=True) if data is not None and parser else None
+        if doc is None:
+            self._fields_unsettled = True  # keep the old set recorded, so the next run retries
+            return
+        self.store.replace_fields(row.id, field_rows(doc.frontmatter, self.schema.declared))
+
     # -- one file ------------------------------------------------------------------------------
-    def _parse(self, rel: str, parser: Parser, data: bytes) -> ParsedDocument | None:
+    def _parse(self, rel: str, parser: Parser, data: bytes, *, quiet: bool = False) -> ParsedDocument | None:
         ctx = ParseContext(
-            warn=lambda m: self.reporter.warn(f"warning: {m}"),
+            # The R4.40 pass re-reads unchanged files: their warnings were shown when they changed.
+            warn=(lambda m: None) if quiet else (lambda m: self.reporter.warn(f"warning: {m}")),
             max_bytes=self._cap(parser),
             max_decompressed_size=self.config.index.max_decompressed_size,
             exclude_headings=tuple(self.config.exclude_headings),
@@ -266,6 +331,7 @@ class Indexer:
             date=doc.date,
             content_hash=digest,
             size_bytes=size,
+            fields=field_rows(doc.frontmatter, self.schema.declared) if parser.id in FIELD_PARSERS else (),
         )
 
     def _process(self, item: Collected, row: StoredDoc | None) -> None:
@@ -290,7 +356,7 @@ class Indexer:
         if row is not None and self.store.chunk_signature(row.id) == [(c.heading, c.context, c.content) for c in chunks]:
             self.store.update_document_meta(record)  # R4.20: frontmatter-only change
             self.counts.updated += 1
-            self.reporter.file_line(f"  indexed: {item.rel} ({len(chunks)} chunks, metadata only)")
+            self.lines.indexed(item.rel, len(chunks), metadata_only=True)
             return
         self._pending.append(_Prepared(item.rel, record, chunks))
         if sum(len(p.chunks) for p in self._pending) >= EMBED_BATCH_CHUNKS:
@@ -323,7 +389,7 @@ class Indexer:
             self.store.replace_document(prepared.record, prepared.chunks, vectors[offset : offset + n])
             offset += n
             self.counts.updated += 1
-            self.reporter.file_line(f"  indexed: {prepared.rel} ({n} chunks)")
+            self.lines.indexed(prepared.rel, n)
 
     # -- end of run ----------------------------------------------------------------------------
     def _sweep(self, collected: set[str]) -> None:
@@ -333,12 +399,13 @@ class Indexer:
             self.store.delete_documents(gone)
         for path in gone:
             self.counts.deleted += 1
-            self.reporter.file_line(f"  deleted: {path}")
+            self.lines.deleted(path)
 
     def _record_bookkeeping(self) -> None:
         meta: dict[str, str | None] = {f"parser_policy:{pid}": p.policy_version for pid, p in self.registry.parsers.items()}
         meta["code_chunk_budget"] = self.store.meta("code_chunk_budget") or str(self.config.parsers.code.max_chunk_chars)
-        meta["declared_fields"] = json.dumps([])
+        if not self._fields_unsettled:  # R4.39: recorded once the run completes
+            meta["declared_fields"] = json.dumps(list(self.schema.declared), ensure_ascii=False)
         self.store.set_meta(meta)
 
     def _summary(self, started: float, not_addressable: int) -> IndexSummary:
@@ -363,3 +430,4 @@ class Indexer:
                 "[index].fail_on_frontmatter_error is true; fix the files named above",
             )
         return summary
+

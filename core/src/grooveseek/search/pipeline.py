@@ -14,6 +14,7 @@ from ..interfaces import Embedder, Reranker
 from ..store.records import HitRow
 from ..store.store import Store
 from ..types import Hit, SearchResponse
+from .filters import require_declared_fields, validate_filters
 from .fusion import low_confidence, rrf
 from .legs import LegResult, cjk_leg, excluded_ids, fts_leg, vector_leg
 from .mmr import mmr_select
@@ -74,6 +75,8 @@ def _explain(legs: Sequence[LegResult], cid: int, rrf_score: float, rerank_score
 
 def run_search(store: Store, embedder: Embedder, req: SearchRequest, *, reranker: Reranker | None = None) -> SearchResponse:
     """Run the whole pipeline for one request and return the R6.52 wrapper."""
+    validate_filters(req.filters)  # R6.30: every surface is bound, not only the MCP boundary
+    require_declared_fields(store, req.filters)
     compiled = compile_query(req.query)
     do_rerank = req.rerank and reranker is not None
     fetch, pool_size = pool_sizes(req.limit, mmr=req.mmr is not None, rerank=do_rerank)
@@ -95,6 +98,7 @@ def run_search(store: Store, embedder: Embedder, req: SearchRequest, *, reranker
         pool = mmr_select(store, pool, req.mmr, req.limit)
     pool = pool[: req.limit]
     flag = low_confidence([score for _, score in pool], req.min_confidence_ratio)
+    # R6.49: the positive FTS phrases (a quoted phrase is one term), else the positive text's words.
     terms = compiled.positive or tuple(compiled.positive_text.split())
     hits = []
     for row, score in pool:

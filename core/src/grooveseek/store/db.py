@@ -6,14 +6,28 @@ used for the index (R4.2): it cannot load extensions on many Pythons.
 
 from __future__ import annotations
 
+import functools
+import json
 from pathlib import Path
 
 import apsw
 import sqlite_vec
 
 from ..errors import StoreError
+from ..globs import PathMatcher, matcher_for
 
 BUSY_TIMEOUT_MS = 30_000
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher_from_json(patterns_json: str) -> PathMatcher:
+    return matcher_for(tuple(json.loads(patterns_json)))
+
+
+def path_ok(patterns_json: str, path: str) -> int:
+    """SQL ``groove_path_ok(patterns_json, path)``: 1 when ``path`` passes the ``path_globs`` list
+    (a JSON array, R6.26), else 0. Search validated the patterns before any SQL runs."""
+    return int(_matcher_from_json(patterns_json)(path))
 
 
 def unusable_message(db_path: Path, cause: str) -> str:
@@ -44,6 +58,8 @@ def connect(db_path: Path, *, create: bool = True) -> apsw.Connection:
         conn.execute("pragma journal_mode=wal").fetchall()
         conn.execute("pragma foreign_keys=on")
         conn.execute("pragma synchronous=normal")
+        # path_globs are evaluated inside the search SQL so both legs filter identically (R6.22).
+        conn.create_scalar_function("groove_path_ok", path_ok, 2, deterministic=True)
         conn.execute("select count(*) from sqlite_schema").fetchall()
     except (apsw.NotADBError, apsw.CorruptError) as exc:
         conn.close()

@@ -55,12 +55,20 @@ class DocumentWrites:
                 (*values, rec.path),
             )
             doc_id = self.conn.last_insert_rowid()
+        self._write_fields(doc_id, rec.fields)
+        return doc_id
+
+    def _write_fields(self, doc_id: int, fields: Sequence[tuple[str, str]]) -> None:
         self.conn.execute("delete from document_fields where document_id=?", (doc_id,))
         self.conn.executemany(
             "insert into document_fields(document_id, key, value) values (?,?,?)",
-            [(doc_id, k, v) for k, v in rec.fields],
+            [(doc_id, k, v) for k, v in fields],
         )
-        return doc_id
+
+    def replace_fields(self, doc_id: int, fields: Sequence[tuple[str, str]]) -> None:
+        """Rewrite one document's declared-field rows alone, in one transaction (R4.40)."""
+        with self.conn:
+            self._write_fields(doc_id, fields)
 
     def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         """Replace one document's row, chunks, FTS rows, vectors and fields in one transaction (R4.4)."""

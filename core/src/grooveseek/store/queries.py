@@ -6,7 +6,7 @@ Mixed into ``Store``; ``self.conn`` is its apsw connection.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import apsw
 import numpy as np
@@ -61,19 +61,75 @@ class Queries:
         ).fetchall()[0]
         return int(rows[0] or 0), int(rows[1] or 0)
 
+    def declared_fields(self) -> tuple[str, ...] | None:
+        """The recorded declared-field set (R4.13); None while pending (R4.39) or unreadable."""
+        rows = self.conn.execute("select value from index_meta where key='declared_fields'").fetchall()
+        if not rows:
+            return None
+        try:
+            keys = json.loads(rows[0][0])
+        except ValueError:
+            return None  # treated as pending: the next completed run records it afresh
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            return None
+        return tuple(keys)
+
+    def field_row_count(self) -> int:
+        """Rows in ``document_fields``: the value rows ``groove status`` reports (R8.12)."""
+        return self.conn.execute("select count(*) from document_fields").fetchall()[0][0]
 
     def _filter_sql(self, filters: SearchFilters) -> tuple[str, list[object]]:
-        clauses, params = [], []
+        """The WHERE fragment (`` and ...``) for every filter of R6.23-R6.29, over ``c`` and ``d``.
+
+        Both legs use it, so a filter cannot apply to one leg and not the other (R6.22).
+        """
+        clauses: list[str] = []
+        params: list[object] = []
+
+        def add(clause: str, *values: object) -> None:
+            clauses.append(clause)
+            params.extend(values)
+
         if filters.min_quality > 0:
-            clauses.append("c.quality_score >= ?")
-            params.append(filters.min_quality)
+            add("c.quality_score >= ?", filters.min_quality)
         if filters.category:
-            clauses.append("d.category = ?")
-            params.append(filters.category)
+            add("d.category = ?", filters.category)
         if filters.topic:
-            clauses.append("d.topic = ?")
-            params.append(filters.topic)
+            add("d.topic = ?", filters.topic)
+        if filters.path_globs:
+            add("groove_path_ok(?, d.path)", json.dumps(list(filters.path_globs), ensure_ascii=False))
+        if filters.tags_any:
+            tags = _unique(filters.tags_any)
+            add(f"exists (select 1 from json_each(d.tags) t where t.value in ({_marks(tags)}))", *tags)
+        if filters.tags_all:
+            tags = _unique(filters.tags_all)
+            add(f"(select count(distinct t.value) from json_each(d.tags) t where t.value in ({_marks(tags)})) = ?",
+                *tags, len(tags))  # fmt: skip
+        # R6.28: inclusive string comparison; a NULL date fails either bound.
+        if filters.date_from:
+            add("d.date is not null and d.date >= ?", filters.date_from)
+        if filters.date_to:
+            add("d.date is not null and d.date <= ?", filters.date_to)
+        if filters.fields or filters.fields_not:
+            self._fields_sql(filters, add)
         return (" and " + " and ".join(clauses)) if clauses else "", params
+
+    def _fields_sql(self, filters: SearchFilters, add: Callable[..., None]) -> None:
+        """R6.29: a key the index did not declare matches nothing under ``fields`` and excludes
+        nothing under ``fields_not``, even if a row for it exists (an interrupted run can leave
+        rows of a newer schema behind before the declared set is recorded)."""
+        declared = set(self.declared_fields() or ())
+        held = "select 1 from document_fields f where f.document_id = d.id and f.key = ? and f.value in ({})"
+        for key, values in filters.fields.items():
+            wanted = _unique(values)
+            if key not in declared or not wanted:
+                add("0")
+            else:
+                add(f"exists ({held.format(_marks(wanted))})", key, *wanted)
+        for key, values in filters.fields_not.items():
+            unwanted = _unique(values)
+            if key in declared and unwanted:
+                add(f"not exists ({held.format(_marks(unwanted))})", key, *unwanted)
 
     def fts_candidates(
         self, expression: str, limit: int, weights: tuple[float, float, float], filters: SearchFilters
@@ -137,3 +193,10 @@ class Queries:
         return out
 
 
+def _unique(values: Sequence[str]) -> list[str]:
+    """Distinct values in first-seen order (``tags_all`` counts distinct matches)."""
+    return list(dict.fromkeys(values))
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ",".join("?" * len(values))
