@@ -23,6 +23,7 @@ COMMANDS = {
     "graph": "grooveseek.cli.graph:graph_command",
     "eval": "grooveseek.cli.eval:eval_command",
     "plugins": "grooveseek.cli.plugins:plugins_command",
+    "serve": "grooveseek.cli.serve:serve_command",
 }
 
 

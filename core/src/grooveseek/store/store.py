@@ -19,12 +19,13 @@ from .graph import GraphQueries
 from .queries import Queries
 from .records import DocumentRecord, HitRow, StoredDoc
 from .schema import MIGRATIONS, PRODUCER, SCHEMA_VERSION, vec_table_sql
+from .serving import ServingQueries
 from .stages import StageQueries
 
 __all__ = ["SCHEMA_VERSION", "DocumentRecord", "HitRow", "Store", "StoredDoc", "remove_index_files"]
 
 
-class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries):
+class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, ServingQueries):
     """One open index. Not shared between threads that write at the same time."""
 
     def __init__(self, conn: apsw.Connection, path: Path) -> None:

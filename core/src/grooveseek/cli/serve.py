@@ -1,0 +1,174 @@
+"""``groove serve``: the MCP server over stdio or Streamable HTTP (SPEC §8.2, R8.7-R8.8, R7.41-R7.54).
+
+Start-up runs in the fixed order of R8.8: config and plugins, the transport plan (flags only, so a
+refused command line fails before anything is opened), open or create the index (R4.43), the model
+guard, the embedder, the reranker, the R4.44 warning, the watcher, the transport, the ready line.
+Anything that fails before "ready" is a ``GrooveError``: ``Error: <message>`` and exit 1. Over stdio,
+stdout carries nothing but the protocol from the first line of this command on (R0.15).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import attrs
+import click
+
+from ..app import App, build_app
+from ..config import parse_bind
+from ..console import echo_err
+from ..index.guard import check_model
+from ..store.store import Store
+from .options import BOOL, config_option, effective_config_path, kb_option, model_option
+
+log = logging.getLogger("grooveseek.serve")
+
+
+class BindAddress(click.ParamType):
+    """``<ipv4>:<port>`` or ``[<ipv6>]:<port>``; anything else is a usage error (R8.6)."""
+
+    name = "ADDR"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            parse_bind(str(value))
+        except ValueError:
+            self.fail(f"not a socket address: {value!r} (write <ip>:<port> or [<ipv6>]:<port>)", param, ctx)
+        return str(value)
+
+
+def _with_overrides(app: App, rerank_by_default: bool | None, debounce_ms: int | None) -> App:
+    """Flags beat the config (R1.5) for the two knobs that only ``serve`` takes."""
+    config = app.config
+    if rerank_by_default is not None:
+        config = attrs.evolve(config, rerank_by_default=rerank_by_default)
+    if debounce_ms is not None:
+        config = attrs.evolve(config, watch=attrs.evolve(config.watch, debounce_ms=debounce_ms))
+    return attrs.evolve(app, loaded=attrs.evolve(app.loaded, config=config))
+
+
+def _open_index(app: App) -> tuple[int, str | None]:
+    """R4.43 + R4.28: open (or create empty) the index and run the model guard before any model loads.
+
+    Returns the R4.44 figures (documents outside the active parser set, one example path).
+    """
+    created = not app.db.exists()
+    store = Store.open(app.db)  # an unusable file raises the R4.32 message
+    try:
+        check_model(store, app.embedder, app.kb)
+        active = [*app.registry.parsers, *app.registry.grammars]
+        uncovered = store.documents_with_parsers_outside(active)
+    finally:
+        store.close()
+    if created:
+        echo_err(
+            f"No index yet: created an empty one at {app.db}. Run `groove index --kb-path {app.kb}` or call the "
+            "rebuild_index tool to fill it."
+        )
+    return uncovered
+
+
+def _start_watcher(service: Any, app: App, no_watch: bool) -> None:
+    """Start the file watcher when enabled and this build has one (the watcher lives in the service)."""
+    if no_watch or not app.config.watch.enabled:
+        return
+    start = getattr(service, "start_watcher", None)
+    if start is None:
+        log.debug("this build has no file watcher; serving without one")
+        return
+    start()
+    ids = ", ".join(sorted(app.registry.parsers))
+    echo_err(f"watcher started ({app.config.watch.debounce_ms}ms debounce, [{ids}])")
+
+
+@click.command("serve")
+@kb_option
+@model_option
+@config_option
+@click.option("--reranker", metavar="ID", help="Cross-encoder reranker ('none' turns reranking off).")
+@click.option("--rerank-by-default", type=BOOL, help="Rerank searches that do not say (default true).")
+@click.option("--no-watch", is_flag=True, help="Do not watch the knowledge base for changes.")
+@click.option(
+    "--debounce-ms", type=click.IntRange(min=0), metavar="N", help="Watcher debounce (default 500)."
+)
+@click.option("--transport", type=click.Choice(["stdio", "http"]), help="stdio (default) or Streamable HTTP.")
+@click.option("--bind", type=BindAddress(), help="HTTP listen address, e.g. 127.0.0.1:3100 (beats --port).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), metavar="N", help="HTTP port on 127.0.0.1 (0: any free port)."
+)
+@click.option(
+    "--i-know", "i_know", is_flag=True, help="Allow a non-loopback --bind (there is no authentication)."
+)
+@click.pass_context
+def serve_command(ctx: click.Context, kb_path: str | None, model: str | None, config_path: str | None,
+                  reranker: str | None, rerank_by_default: bool | None, no_watch: bool, debounce_ms: int | None,
+                  transport: str | None, bind: str | None, port: int | None, i_know: bool) -> None:  # fmt: skip
+    """Serve the knowledge base to MCP clients (stdio by default; --transport http for many clients)."""
+    # Imported here so `groove --help` stays light (R1.39): the MCP SDK, uvicorn and starlette.
+    from ..mcp import build_server
+    from ..mcp.transport import quiet_third_party_logs, resolve_plan, stdout_reserved_for_protocol
+    from ..service import KBService
+
+    quiet_third_party_logs()
+    with stdout_reserved_for_protocol() as protocol_fd:
+        app = build_app(effective_config_path(ctx, config_path), kb_path, model=model, reranker=reranker)
+        app = _with_overrides(app, rerank_by_default, debounce_ms)
+        plan = resolve_plan(app.config, transport=transport, bind=bind, port=port, i_know=i_know)
+        uncovered, example = _open_index(app)
+        app.embedder.load()
+        if app.reranker is not None:
+            app.reranker.load()
+        if uncovered:
+            echo_err(
+                f"warning: the index holds {uncovered} document(s) whose extension the active parser set does not "
+                f"cover (for example {example}); they stay searchable but cannot be read. Run `groove index` to "
+                "drop them."
+            )
+        service = KBService(app, log=lambda line: log.info("%s", line))
+        try:
+            _start_watcher(service, app, no_watch)
+            server = build_server(service)
+            if plan.kind == "stdio":
+                _serve_stdio(server, protocol_fd, service)
+            else:
+                _serve_http(server, plan, app, service)
+        finally:
+            service.close()
+
+
+def _serve_stdio(server: Any, protocol_fd: int | None, service: Any) -> None:
+    from ..mcp.transport import serve_stdio
+
+    serve_stdio(
+        server,
+        protocol_fd,
+        on_ready=lambda: echo_err("groove server ready (stdio transport)"),
+        on_signal=service.close,
+    )
+
+
+def _serve_http(server: Any, plan: Any, app: App, service: Any) -> None:
+    from ..mcp.gate import GatePolicy
+    from ..mcp.transport import SHUTDOWN_MESSAGE, HttpService, bind_socket, build_http_app, startup_warnings
+
+    http = app.config.transport.http
+    sock = bind_socket(*plan.address)
+    try:
+        policy = GatePolicy.from_config(
+            http.allowed_hosts,
+            http.allowed_origins,
+            port=sock.getsockname()[1],
+            healthz_public=http.healthz_public,
+        )
+        runner = HttpService(
+            build_http_app(server, policy, max_sessions=http.max_sessions),
+            sock,
+            on_ready=lambda: echo_err(f"groove server ready (http transport, listening on {runner.address})"),
+            on_signal=lambda: echo_err(SHUTDOWN_MESSAGE),
+        )
+        for warning in startup_warnings(plan, http, policy, runner.address):
+            echo_err(f"warning: {warning}")
+        runner.run()
+    finally:
+        sock.close()

@@ -1,0 +1,334 @@
+"""The six MCP tools as plain functions over a ``KBService`` (SPEC R7.6-R7.26).
+
+Each function takes already type-checked keyword arguments (``schemas.ToolSpec.check_arguments``)
+and returns the JSON value the tool answers with. Expected failures never raise: they come back
+in-band as ``{"error": "<message>"}`` with the SPEC's wording (R7.3), so the server layer only
+serialises. Tool bodies block (SQLite, the model, the disk); the server runs them in worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..errors import GrooveError, ModelError, SearchError
+from ..names import is_addressable
+from ..search.filters import validate_filters
+from ..search.request import resolve_request
+from ..service import KBService, RebuildRunning
+from ..store.serving import ServingRow
+from ..text import category_topic, effective_tags
+from ..types import SearchFilters
+from .docread import DocumentRefused, read_document
+from .resources import ServableRules, doc_uri
+
+log = logging.getLogger("grooveseek.mcp")
+
+Json = dict[str, Any]
+
+BEST_PRACTICE_NOT_CONFIGURED = (
+    "get_best_practice is not configured. Add [best_practice].path_templates to groove.toml (for example: "
+    'path_templates = ["best-practices/{target}/PERFECT.md"]) to enable this tool.'
+)
+
+
+def _error(message: str) -> Json:
+    return {"error": message}
+
+
+# -- search ------------------------------------------------------------------------------------------
+def _threshold(service: KBService, min_quality: float | None, include_low_quality: bool | None) -> float:
+    """R6.25: 0 with include_low_quality, else min_quality clamped, else the server's threshold."""
+    default = service.app.config.quality_filter.effective_threshold
+    if include_low_quality:
+        return 0.0
+    if min_quality is None:
+        return default
+    if not math.isfinite(min_quality):
+        log.info("search: min_quality %r is not finite; using the server threshold %s", min_quality, default)
+        return default
+    return max(0.0, min(1.0, min_quality))
+
+
+def _ratio(min_confidence_ratio: float | None) -> float | None:
+    """R7.6: non-finite -> the server value (logged); negative -> 0."""
+    if min_confidence_ratio is None:
+        return None
+    if not math.isfinite(min_confidence_ratio):
+        log.info(
+            "search: min_confidence_ratio %r is not finite; using the server value", min_confidence_ratio
+        )
+        return None
+    return max(0.0, min_confidence_ratio)
+
+
+@attrs.frozen
+class SearchArgs:
+    """The optional ``search`` parameters of R7.6 as they arrived (None: not given)."""
+
+    limit: int | None = None
+    category: str | None = None
+    topic: str | None = None
+    rerank: bool | None = None
+    min_quality: float | None = None
+    include_low_quality: bool | None = None
+    path_globs: Sequence[str] | None = None
+    tags_any: Sequence[str] | None = None
+    tags_all: Sequence[str] | None = None
+    date_from: str | None = None
+    date_to: str | None = None
+    fields: Mapping[str, Sequence[str]] | None = None
+    fields_not: Mapping[str, Sequence[str]] | None = None
+    min_confidence_ratio: float | None = None
+    mmr: bool | None = None
+    mmr_lambda: float | None = None
+    mmr_same_doc_penalty: float | None = None
+    parent_retriever: bool | None = None
+
+
+def _filters(service: KBService, a: SearchArgs) -> SearchFilters:
+    """The call's filters, checked at the boundary (R6.26, R6.30) with the pipeline's own rules."""
+    filters = SearchFilters(
+        category=a.category,
+        topic=a.topic,
+        min_quality=_threshold(service, a.min_quality, a.include_low_quality),
+        path_globs=tuple(a.path_globs) if a.path_globs is not None else None,
+        tags_any=tuple(a.tags_any or ()),
+        tags_all=tuple(a.tags_all or ()),
+        date_from=a.date_from,
+        date_to=a.date_to,
+        fields={key: tuple(values) for key, values in (a.fields or {}).items()},
+        fields_not={key: tuple(values) for key, values in (a.fields_not or {}).items()},
+    )
+    validate_filters(filters)
+    return filters
+
+
+def with_uris(service: KBService, hits: Sequence[Any]) -> tuple[Any, ...]:
+    """Give servable hits their ``kb://doc/`` URI (R6.53, R7.8) by the same predicate as the listing."""
+    if not hits:
+        return ()
+    rules = ServableRules.for_app(service.app)
+    with service.reader() as store:
+        rows = store.serving_rows_for([hit.path for hit in hits])
+    out = []
+    for hit in hits:
+        row = rows.get(hit.path)
+        out.append(
+            attrs.evolve(hit, uri=doc_uri(hit.path)) if row is not None and rules.servable(row) else hit
+        )
+    return tuple(out)
+
+
+def search(service: KBService, query: str, **args: Any) -> Json:
+    """The ``search`` tool (R7.6-R7.8): every parameter through ``resolve_request``, ``uri`` on hits.
+
+    ``args`` are the optional parameters of ``SearchArgs``; an unknown name is a ``TypeError``.
+    """
+    app = service.app
+    a = SearchArgs(**args)
+    try:
+        request = resolve_request(
+            app.config,
+            query,
+            limit=a.limit if a.limit is not None else 5,
+            filters=_filters(service, a),
+            min_confidence_ratio=_ratio(a.min_confidence_ratio),
+            rerank=a.rerank,
+            reranker_loaded=app.reranker is not None,
+            mmr=a.mmr,
+            mmr_lambda=a.mmr_lambda,
+            mmr_same_doc_penalty=a.mmr_same_doc_penalty,
+            parent_retriever=a.parent_retriever,
+            warn=lambda message: log.info("search: %s", message),
+        )
+        response = service.search(request)
+        response = attrs.evolve(response, results=with_uris(service, response.results))
+    except SearchError as exc:  # the request's own bounds (R6.3, R6.7, R6.26, R6.29, R6.30, R6.38)
+        return _error(str(exc))
+    except ModelError as exc:
+        # The reranker words its own failures ("rerank failed: ..."; no rebuild fixes them, R5.22);
+        # every other model failure in a search is the query embedding (R7.7).
+        message = str(exc)
+        return _error(message if message.startswith("rerank failed") else f"Failed to embed query: {message}")
+    except GrooveError as exc:
+        return _error(f"Search failed: {exc}. Try running rebuild_index first.")
+    except Exception as exc:  # never a traceback to the client (R7.3)
+        log.exception("search failed")
+        return _error(f"Search failed: {type(exc).__name__}: {exc}. Try running rebuild_index first.")
+    return response.as_dict()
+
+
+# -- list_topics -------------------------------------------------------------------------------------
+def _children(rows: Sequence[ServingRow]) -> list[Json]:
+    """R7.10: one node per directory segment after the second, counting every document beneath it."""
+    tree: dict[str, Any] = {}
+    for row in rows:
+        node = tree
+        for segment in row.path.split("/")[2:-1]:
+            entry = node.setdefault(segment, {"count": 0, "children": {}})
+            entry["count"] += 1
+            node = entry["children"]
+
+    def render(level: dict[str, Any]) -> list[Json]:
+        return [
+            {"segment": name, "file_count": level[name]["count"], "children": render(level[name]["children"])}
+            for name in sorted(level)
+        ]
+
+    return render(tree)
+
+
+def topic_groups(rows: Sequence[ServingRow]) -> list[Json]:
+    """R7.9: one entry per (category, effective topic), nulls first; ``rows`` come ordered by path."""
+    groups: dict[tuple[str | None, str | None], list[ServingRow]] = {}
+    for row in rows:
+        groups.setdefault((row.category, row.topic), []).append(row)
+
+    def order(key: tuple[str | None, str | None]) -> tuple[bool, str, bool, str]:
+        return (key[0] is not None, key[0] or "", key[1] is not None, key[1] or "")
+
+    out = []
+    for category, topic in sorted(groups, key=order):
+        members = groups[(category, topic)]
+        out.append(
+            {
+                "category": category,
+                "topic": topic,
+                "file_count": len(members),
+                "last_updated": max(row.last_indexed for row in members),
+                "titles": [row.title for row in members if row.title is not None],
+                # Root and category-only entries carry [] (R7.10).
+                "children": _children(members) if category is not None and topic is not None else [],
+            }
+        )
+    return out
+
+
+def list_topics(service: KBService) -> list[Json] | Json:
+    """The ``list_topics`` tool (R7.9-R7.11)."""
+    try:
+        with service.reader() as store:
+            rows = store.serving_rows()
+    except Exception as exc:
+        log.debug("list_topics failed", exc_info=True)
+        return _error(f"Failed to list topics: {exc}")
+    return topic_groups(rows)
+
+
+# -- get_document ------------------------------------------------------------------------------------
+def get_document(service: KBService, path: str) -> Json:
+    """The ``get_document`` tool (R7.12-R7.16): any file of an active extension under the KB, by its
+    one spelling, indexed or not (R7.13, R12.3); metadata from the parser's read-side parse."""
+    app = service.app
+    try:
+        read = read_document(app.kb, app.registry, path, exclude_headings=tuple(app.config.exclude_headings))
+    except DocumentRefused as exc:
+        return _error(str(exc))
+    doc = read.doc
+    _, path_topic = category_topic(path)
+    return {
+        "path": path,
+        "title": doc.title,
+        "date": doc.date,
+        "topic": doc.topic if doc.topic is not None else path_topic,
+        "tags": list(effective_tags(doc.tags, doc.system_tags)),
+        "content": read.text,
+        "truncated": read.truncated,
+    }
+
+
+# -- get_best_practice -------------------------------------------------------------------------------
+def h2_sections(text: str) -> list[tuple[str, str]]:
+    """(heading, section text) for every line starting with ``## ``: from that line up to the next one."""
+    sections: list[tuple[str, list[str]]] = []
+    for line in text.split("\n"):
+        if line.startswith("## "):
+            sections.append((line[3:].strip(), [line]))
+        elif sections:
+            sections[-1][1].append(line)
+    return [(heading, "\n".join(lines).rstrip("\n")) for heading, lines in sections]
+
+
+def get_best_practice(service: KBService, target: str, category: str | None = None) -> Json:
+    """The ``get_best_practice`` tool (R7.17-R7.21)."""
+    app = service.app
+    templates = app.config.best_practice.path_templates
+    if not templates:
+        return _error(BEST_PRACTICE_NOT_CONFIGURED)
+    found = None
+    for template in templates:
+        rel = template.replace("{target}", target)
+        # Probed paths reveal the server's layout: debug log only, never in the answer (R7.21).
+        log.debug("get_best_practice: probing %r", rel)
+        if not is_addressable(rel):  # can never point inside the KB: skipped without touching the disk
+            continue
+        try:
+            found = read_document(
+                app.kb, app.registry, rel, exclude_headings=tuple(app.config.exclude_headings)
+            )
+            break
+        except DocumentRefused as exc:
+            # "Not found" and an extension outside the parser set (decided without the disk: this
+            # template can never serve) move on; a refusal of a file that is there, a symlink
+            # above all, stops the search (R7.19).
+            if exc.kind not in ("not_found", "extension"):
+                return _error(str(exc))
+    if found is None:
+        return _error(
+            f"Best-practices document for target '{target}' not found ({len(templates)} templates tried). "
+            "Check [best_practice].path_templates in groove.toml, or run the server with "
+            "GROOVE_LOG=grooveseek=debug to see which paths were probed."
+        )
+    sections = h2_sections(found.text)
+    if category is None:
+        listing = "".join(f"- {heading}\n" for heading, _ in sections)
+        return {"target": target, "content": f"## Sections\n{listing}\n---\n\n{found.text}"}
+    wanted = category.lower()
+    for heading, section in sections:
+        if wanted in heading.lower():
+            return {"target": target, "category": category, "content": section}
+    available = ", ".join(heading for heading, _ in sections)
+    return _error(f"Section '{category}' not found. Available sections: {available}")
+
+
+# -- rebuild_index -----------------------------------------------------------------------------------
+def rebuild_index(service: KBService, force: bool = False) -> Json:
+    """The ``rebuild_index`` tool (R7.22-R7.24): single-flight through ``KBService.rebuild``."""
+    try:
+        summary = service.rebuild(force=force)
+    except RebuildRunning as exc:
+        return _error(
+            f"rebuild_index is already running (started {int(exc.started_seconds_ago)} s ago); "
+            "try again when it has finished (search keeps working meanwhile)"
+        )
+    except GrooveError as exc:  # config, schema, probe or store refusals carry their own wording
+        return _error(str(exc))
+    except Exception as exc:
+        log.exception("rebuild_index failed")
+        return _error(f"Rebuild failed: {type(exc).__name__}: {exc}")
+    return summary.as_dict()
+
+
+# -- get_connection_graph ----------------------------------------------------------------------------
+def get_connection_graph(service: KBService, start: str, **args: Any) -> Json:
+    """The ``get_connection_graph`` tool (R7.25-R7.26): the walk is ``search.graph``, which clamps the
+    knobs (R6.64), checks ``seed_strategy`` and the ``exclude_paths`` bounds (R6.30) and reports a start
+    document without chunks; every refusal gets the tool's prefix (R7.26)."""
+    from ..search.graph import GraphParams, connection_graph
+
+    try:
+        params = GraphParams(start=start, **{key: value for key, value in args.items() if value is not None})
+        threshold = service.app.config.quality_filter.effective_threshold
+        with service.reader() as store:
+            result = connection_graph(store, params, min_quality=threshold)
+    except GrooveError as exc:
+        return _error(f"get_connection_graph failed: {exc}")
+    except Exception as exc:
+        log.exception("get_connection_graph failed")
+        return _error(f"get_connection_graph failed: {type(exc).__name__}: {exc}")
+    return result.as_dict()
