@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
+import sys
 import statistics
 import threading
 import time
@@ -32,6 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import vocabulary  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work" / "concurrency"
 CORPUS = ROOT / "tests" / "fixtures" / "corpora" / "npm-docs"
@@ -39,13 +42,6 @@ CHUNKS_PER_DOC = 10
 WORDS_PER_CHUNK = 90
 
 
-def vocabulary() -> list[str]:
-    """Words of the npm docs, most frequent first (so a Zipf draw looks like real prose)."""
-    counts: dict[str, int] = {}
-    for path in sorted(CORPUS.rglob("*.md")):
-        for word in re.findall(r"[a-z][a-z-]{2,}", path.read_text(encoding="utf-8").lower()):
-            counts[word] = counts.get(word, 0) + 1
-    return sorted(counts, key=lambda w: (-counts[w], w))
 
 
 def build_index(db: Path, chunks: int, embedder, words: list[str]) -> None:

@@ -40,6 +40,9 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import vocabulary  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work" / "load-mcp"
 CORPUS = ROOT / "tests" / "fixtures" / "corpora" / "npm-docs"
@@ -49,13 +52,6 @@ DEADLINE = 300.0
 
 
 # -- the knowledge base ------------------------------------------------------------------------------
-def vocabulary() -> list[str]:
-    """Words of the npm docs, most frequent first (a Zipf draw over them reads like prose)."""
-    counts: dict[str, int] = {}
-    for path in sorted(CORPUS.rglob("*.md")):
-        for word in re.findall(r"[a-z][a-z-]{2,}", path.read_text(encoding="utf-8").lower()):
-            counts[word] = counts.get(word, 0) + 1
-    return sorted(counts, key=lambda w: (-counts[w], w))
 
 
 def doc_path(doc: int) -> str:

@@ -7,6 +7,7 @@ fake embedder from ``grooveseek.testing``. Nothing here reaches the network.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -70,3 +71,17 @@ def npm_kb(tmp_path_factory: pytest.TempPathFactory) -> IndexedKB:
 def jsprimer_kb(tmp_path_factory: pytest.TempPathFactory) -> IndexedKB:
     """The js-primer (Japanese) excerpt, indexed once with the real model. Read-only for tests."""
     return _index(make_indexed_kb(tmp_path_factory.mktemp("jsprimer"), "js-primer"))
+
+
+DONE_LINE = re.compile(
+    r"Done in \d+ms: (\d+) docs \((\d+) updated, (\d+) renamed, (\d+) deleted, (\d+) skipped, "
+    r"(\d+) frontmatter unparsed\), (\d+) chunks"
+)
+
+
+def done_counts(result) -> dict[str, int]:
+    """The counters of ``groove index``'s ``Done in`` line (R4.36), by name."""
+    m = DONE_LINE.search(result.stderr)
+    assert m, result.output
+    keys = ["docs", "updated", "renamed", "deleted", "skipped", "unparsed", "chunks"]
+    return dict(zip(keys, map(int, m.groups()), strict=True))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import IndexedKB
+from tests.conftest import IndexedKB, done_counts
 
 pytestmark = pytest.mark.model
 
@@ -49,15 +49,7 @@ def _make_kb(root: Path) -> IndexedKB:
     return IndexedKB(root=root, kb=kb, config=config)
 
 
-def _done(result) -> dict[str, int]:
-    m = re.search(
-        r"Done in \d+ms: (\d+) docs \((\d+) updated, (\d+) renamed, (\d+) deleted, (\d+) skipped, "
-        r"(\d+) frontmatter unparsed\), (\d+) chunks",
-        result.stderr,
-    )
-    assert m, result.output
-    keys = ["docs", "updated", "renamed", "deleted", "skipped", "unparsed", "chunks"]
-    return dict(zip(keys, map(int, m.groups()), strict=True))
+_done = done_counts
 
 
 @pytest.fixture(scope="module")
