@@ -556,3 +556,44 @@ def test_bind_failure_is_worded(kb: IndexedKB) -> None:
     assert proc.returncode == 1 and proc.stdout == b""
     assert (f"Error: failed to bind 127.0.0.1:{port}: is another groove instance running, or the port "
             "occupied?").encode() in proc.stderr  # fmt: skip
+
+
+def test_eight_clients_search_while_rebuild_index_runs(served: Served) -> None:
+    """Issue 4: 8 MCP sessions search while a forced rebuild_index runs: 0 errors, all well-formed."""
+    answers: list[dict] = []
+    summary: dict = {}
+
+    async def main() -> None:
+        done = anyio.Event()
+
+        async def call(client: Any, name: str, args: dict) -> dict:
+            result = await client.call_tool(name, args)
+            assert not result.is_error
+            return json.loads(result.content[0].text)
+
+        async def searcher(i: int) -> None:
+            async with mcp_session(served.mcp) as client:
+                count = 0
+                # Keep searching until the rebuild has finished (and at least 3 times), bounded.
+                while (count < 3 or not done.is_set()) and count < 200:
+                    answers.append(await call(client, "search", {"query": f"index watcher search {i}", "limit": 3}))
+                    count += 1
+
+        async def rebuilder() -> None:
+            async with mcp_session(served.mcp) as client:
+                summary.update(await call(client, "rebuild_index", {"force": True}))
+            done.set()
+
+        async with anyio.create_task_group() as tg:
+            for i in range(8):
+                tg.start_soon(searcher, i)
+            tg.start_soon(rebuilder)
+
+    anyio.run(main)
+    assert summary.get("total_documents") == 6 and "error" not in summary, summary
+    assert len(answers) >= 24
+    for answer in answers:
+        assert "error" not in answer, answer
+        assert list(answer) == ["results", "low_confidence", "filter_applied"]
+        for hit in answer["results"]:
+            assert hit["path"] and hit["uri"].startswith("kb://doc/")
