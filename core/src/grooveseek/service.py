@@ -34,7 +34,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import apsw
 import numpy as np
 
 from .app import App
@@ -267,8 +266,7 @@ class ReadPool:
 
     def _open(self) -> Store:
         store = open_for_search(self.db, self.kb, self.embedder)
-        # query_only: a reader that tried to write would fail loudly instead of racing the writer.
-        store.conn.execute(f"pragma query_only=1; pragma mmap_size={READER_MMAP_BYTES}")
+        store.make_reader(READER_MMAP_BYTES)
         with self._lock:
             self.opened += 1
         return store
@@ -277,7 +275,7 @@ class ReadPool:
         # A connection still holding a read snapshot (a caller kept an unfinished cursor) is not
         # handed on: the next caller would read stale data, and checkpoints would stall behind it.
         # txn_state sees such a statement; in_transaction does not (autocommit mode).
-        keep = reusable and store.conn.txn_state() == apsw.SQLITE_TXN_NONE
+        keep = reusable and not store.holds_snapshot()
         with self._lock:
             if keep and not self._closed and len(self._idle) < self.max_idle:
                 self._idle.append((store, identity))

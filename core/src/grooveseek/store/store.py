@@ -80,6 +80,15 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
     def close(self) -> None:
         self.conn.close()
 
+    def make_reader(self, mmap_bytes: int) -> None:
+        """Turn this connection into a pooled reader: writes fail loudly instead of racing the
+        writer, and pages are read through mmap rather than copied into SQLite's cache."""
+        self.conn.execute(f"pragma query_only=1; pragma mmap_size={int(mmap_bytes)}")
+
+    def holds_snapshot(self) -> bool:
+        """True while a statement or transaction keeps a read snapshot open on this connection."""
+        return self.conn.txn_state() != apsw.SQLITE_TXN_NONE
+
     # -- meta ----------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
         rows = self.conn.execute("select value from index_meta where key=?", (key,)).fetchall()
