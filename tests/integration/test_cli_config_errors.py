@@ -89,3 +89,19 @@ def test_plugins_command_lists_installed_and_enabled(tmp_path, monkeypatch):
 def test_version_and_help_work_without_a_model(tmp_path, monkeypatch):
     assert _run(["--version"], tmp_path, monkeypatch).stdout.startswith("groove ")
     assert "search" in _run(["--help"], tmp_path, monkeypatch).stdout
+
+
+def test_config_choice_is_logged_once_as_one_line(tmp_path, monkeypatch):
+    _kb(tmp_path)
+    cfg = tmp_path / "groove.toml"
+    cfg.write_text('kb_path = "kb"\n')
+    result = _run(["--config", str(cfg), "status"], tmp_path, monkeypatch)
+    expected = f"grooveseek.config: loaded config source=explicit path={cfg} trust=trusted"
+    assert result.stderr.splitlines().count(expected) == 1, result.stderr
+
+
+def test_groove_log_warning_hides_info_lines(tmp_path, monkeypatch):
+    _kb(tmp_path)
+    monkeypatch.setenv("GROOVE_LOG", "warning")
+    result = _run(["--kb-path", "kb", "status"], tmp_path, monkeypatch)
+    assert "loaded config" not in result.stderr

@@ -11,7 +11,6 @@ import os
 import sys
 
 from rich.console import Console
-from rich.logging import RichHandler
 
 _console: Console | None = None
 
@@ -28,16 +27,30 @@ def echo_err(message: str) -> None:
     err_console().print(message, markup=False, highlight=False)
 
 
+class ConsoleHandler(logging.Handler):
+    """Log records as one unwrapped ``<logger>: <message>`` line each on the rich stderr console.
+
+    One line per record, never wrapped at the terminal width, so the R1.9 config line and the
+    watcher's lines stay greppable when stderr is a file or a pipe.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            err_console().print(self.format(record), markup=False, highlight=False, soft_wrap=True)
+        except Exception:  # logging must never raise into the caller
+            self.handleError(record)
+
+
 def setup_logging() -> None:
     """R0.13: GROOVE_LOG=debug|info|warning|error, or grooveseek=debug for our loggers only."""
     spec = os.environ.get("GROOVE_LOG", "info").strip().lower() or "info"
     target, _, level_name = spec.rpartition("=")
     level = getattr(logging, level_name.upper(), logging.INFO)
-    handler = RichHandler(console=err_console(), show_time=False, show_path=False, markup=False)
+    handler = ConsoleHandler()
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     root = logging.getLogger()
     for old in list(root.handlers):
-        if isinstance(old, RichHandler):
+        if isinstance(old, ConsoleHandler):
             root.removeHandler(old)
     root.addHandler(handler)
     if target:
