@@ -131,8 +131,14 @@ def test_phrases_are_substrings_at_or_above_the_floor(query):
     if compiled is None:
         return
     assert len(compiled.positive) <= PHRASE_CAP and len(compiled.negative) <= PHRASE_CAP
-    for phrase in compiled.positive + compiled.negative:
+    # Positive phrases come from the positive text (R6.6: the raw query unless something was
+    # excluded, then the remaining groups joined by single spaces, which the R6.14 fallback uses);
+    # negative phrases come from the excluded groups of the raw query.
+    for phrase in compiled.positive:
+        assert phrase in compiled.positive_text
+    for phrase in compiled.negative:
         assert phrase in query
+    for phrase in compiled.positive + compiled.negative:
         assert len(phrase) >= TRIGRAM_FLOOR
         assert "\x00" not in phrase
 
