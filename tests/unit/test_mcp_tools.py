@@ -18,6 +18,7 @@ import attrs
 import pytest
 from grooveseek.app import App
 from grooveseek.config import BestPracticeConfig, GrooveConfig, LoadedConfig, ParsersConfig
+from grooveseek.interfaces import Reranker
 from grooveseek.errors import ModelError
 from grooveseek.index.guard import db_path_for
 from grooveseek.mcp import run_tool, tools
@@ -333,6 +334,26 @@ def test_embedding_failure_wording(tmp_path: Path) -> None:
     try:
         svc.rebuild()
         assert tools.search(svc, "text") == {"error": "Failed to embed query: the model fell over"}
+    finally:
+        svc.close()
+
+
+class UnloadableReranker(Reranker):
+    id = "broken-reranker"
+
+    def score(self, query, texts):
+        raise ModelError("cannot load reranker broken-reranker: run hf download ... to fetch it")
+
+
+def test_a_reranker_failure_is_not_called_an_embedding_failure(tmp_path: Path) -> None:
+    app = make_service(write_kb(tmp_path, {"a.md": f"text{BODY}"}), config()).app
+    registry = attrs.evolve(app.registry, rerankers={"broken-reranker": UnloadableReranker()})
+    app = attrs.evolve(app, registry=registry, selection=attrs.evolve(app.selection, reranker="broken-reranker"))
+    svc = KBService(app)
+    try:
+        svc.rebuild()
+        answer = tools.search(svc, "text", rerank=True)
+        assert answer == {"error": "cannot load reranker broken-reranker: run hf download ... to fetch it"}
     finally:
         svc.close()
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 from grooveseek.config.model import GrooveConfig
-from grooveseek.errors import ConfigError, ModelError
+from grooveseek.errors import ConfigError, ModelError, RerankError
 from grooveseek.interfaces import Reranker
 from grooveseek.search.pipeline import run_search
 from grooveseek.search.request import SearchRequest, resolve_request
@@ -126,11 +126,12 @@ def test_reranker_failures_are_model_errors(reranker: Reranker, message: str) ->
     assert message in str(info.value)
 
 
-def test_a_groove_error_from_the_reranker_passes_through_unchanged() -> None:
+def test_a_groove_error_from_the_reranker_keeps_its_words_and_is_typed_as_a_rerank_failure() -> None:
+    # Typed, so the MCP search tool never mislabels a reranker problem as a query-embedding one.
     original = ConfigError('FASTEMBED_CACHE_DIR must be an absolute path (got "rel")')
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(RerankError) as info:
         rerank(BrokenReranker(exc=original), "q", [(row(1, "a"), 0.5)], keep=1)
-    assert info.value is original
+    assert str(info.value) == str(original) and info.value.__cause__ is original
 
 
 # ------------------------------------------------------------------------- through run_search

@@ -32,6 +32,10 @@ class ModelError(GrooveError):
     """An embedding or reranking model could not be loaded or failed to run."""
 
 
+class RerankError(ModelError):
+    """The reranker failed during a search; its message is shown as it is (R5.22: no re-index helps)."""
+
+
 class SearchError(GrooveError):
     """A search request is invalid (too long, nothing to search for, bad filter)."""
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from ..errors import GrooveError, ModelError, SearchError
+from ..errors import GrooveError, ModelError, RerankError, SearchError
 from ..names import is_addressable
 from ..search.filters import validate_filters
 from ..search.request import resolve_request
@@ -150,11 +150,10 @@ def search(service: KBService, query: str, **args: Any) -> Json:
         response = attrs.evolve(response, results=with_uris(service, response.results))
     except SearchError as exc:  # the request's own bounds (R6.3, R6.7, R6.26, R6.29, R6.30, R6.38)
         return _error(str(exc))
-    except ModelError as exc:
-        # The reranker words its own failures ("rerank failed: ..."; no rebuild fixes them, R5.22);
-        # every other model failure in a search is the query embedding (R7.7).
-        message = str(exc)
-        return _error(message if message.startswith("rerank failed") else f"Failed to embed query: {message}")
+    except RerankError as exc:  # worded by the reranker stage or plugin; no rebuild fixes it (R5.22)
+        return _error(str(exc))
+    except ModelError as exc:  # every other model failure in a search is the query embedding (R7.7)
+        return _error(f"Failed to embed query: {exc}")
     except GrooveError as exc:
         return _error(f"Search failed: {exc}. Try running rebuild_index first.")
     except Exception as exc:  # never a traceback to the client (R7.3)

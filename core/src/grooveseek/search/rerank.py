@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from numbers import Real
 
-from ..errors import GrooveError, ModelError
+from ..errors import GrooveError, RerankError
 from ..interfaces import Reranker
 from ..store.records import HitRow
 
@@ -28,7 +28,7 @@ def rerank(
     """Return ``(row, raw cross-encoder score)`` pairs, best first, cut to ``keep``.
 
     The reranker sees the whole pool in one ``score`` call (it batches internally). A failure
-    raises ``ModelError("rerank failed: ...")``: reranking does not depend on the index (R5.22),
+    raises ``RerankError("rerank failed: ...")``: reranking does not depend on the index (R5.22),
     so the fix is never a rebuild, and falling back to RRF order silently would hide a broken
     model behind plausible results. A ``GrooveError`` from the plugin (a load failure that already
     names the model, the cache directory and the fix) passes through unchanged.
@@ -38,10 +38,12 @@ def rerank(
     texts = [candidate_text(row) for row, _ in pool]
     try:
         raw = list(reranker.score(positive_text, texts))
-    except GrooveError:
+    except RerankError:
         raise
+    except GrooveError as exc:  # e.g. the plugin's load error with its download recipe: keep the words
+        raise RerankError(str(exc)) from exc
     except Exception as exc:  # a third-party plugin's bug must not surface as a traceback
-        raise ModelError(f"rerank failed: {type(exc).__name__}: {exc}") from exc
+        raise RerankError(f"rerank failed: {type(exc).__name__}: {exc}") from exc
     scores = _checked(reranker, raw, len(texts))
     # sorted() is stable, so equal scores keep their pool (RRF) order, as R6.34 requires.
     order = sorted(range(len(pool)), key=lambda i: -scores[i])
@@ -52,13 +54,13 @@ def _checked(reranker: Reranker, scores: list[object], count: int) -> list[float
     """R5.21: one finite number per text (numpy scalars welcome); anything else would mis-sort silently."""
     name = getattr(reranker, "id", type(reranker).__name__)
     if len(scores) != count:
-        raise ModelError(
+        raise RerankError(
             f'rerank failed: reranker "{name}" returned {len(scores)} scores for {count} passages'
         )
     out = []
     for i, score in enumerate(scores):
         if isinstance(score, bool) or not isinstance(score, Real) or not math.isfinite(score):
-            raise ModelError(
+            raise RerankError(
                 f'rerank failed: reranker "{name}" returned {score!r} as score {i}, not a finite number'
             )
         out.append(float(score))
