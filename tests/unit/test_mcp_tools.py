@@ -11,26 +11,19 @@ import math
 import os
 import re
 import sys
-import threading
 from pathlib import Path
 
 import attrs
 import pytest
-from grooveseek.app import App
-from grooveseek.config import BestPracticeConfig, GrooveConfig, LoadedConfig, ParsersConfig
-from grooveseek.interfaces import Reranker
-from grooveseek.errors import ModelError
-from grooveseek.index.guard import db_path_for
+from grooveseek.config import BestPracticeConfig
 from grooveseek.mcp import run_tool, tools
 from grooveseek.mcp.resources import ResourceNotFound, list_topic_groups, read_resource
 from grooveseek.mcp.schemas import TOOLS
-from grooveseek.plugins import PluginSelection, load_plugins
-from grooveseek.registry import Registry
 from grooveseek.service import KBService
 from grooveseek.store.store import Store
-from grooveseek.testing import FakeEmbedder
 
-BODY = "\nwith a second line so the chunk is long enough to pass the quality filter of the index.\n"
+from tests.unit.mcp_kit import BODY, config, make_service, write_kb
+
 FILES = {
     "index.md": f"---\ntitle: Home page\n---\n\nWelcome to the garden knowledge base about vegetables{BODY}",
     "guides/tomatoes.md": (
@@ -57,29 +50,6 @@ FILES = {
 }
 TEMPLATES = ("missing/{target}.md", "best-practices/{target}/PERFECT.md")
 
-
-def make_service(kb: Path, config: GrooveConfig, embedder: FakeEmbedder | None = None) -> KBService:
-    """A KBService over ``kb`` with the real md/txt parsers and a fake embedder."""
-    selection = PluginSelection(parsers=config.parsers.enabled)
-    registry = Registry.build(load_plugins(selection), config)
-    registry = attrs.evolve(registry, embedders={"fake": embedder or FakeEmbedder(16)})
-    kb = kb.resolve()
-    app = App(LoadedConfig(config, "explicit", None, True), attrs.evolve(selection, embedder="fake"), registry, kb,
-              db_path_for(kb))  # fmt: skip
-    return KBService(app)
-
-
-def write_kb(root: Path, files: dict[str, str]) -> Path:
-    kb = root / "kb"
-    for rel, text in files.items():
-        target = kb.joinpath(*rel.split("/"))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return kb
-
-
-def config(**changes) -> GrooveConfig:
-    return GrooveConfig(parsers=ParsersConfig(enabled=("md", "txt")), **changes)
 
 
 @pytest.fixture(scope="module")
@@ -324,51 +294,6 @@ def test_mmr_and_parent_retriever(service: KBService) -> None:
     assert len(set(paths(diverse))) == 3  # full penalty: no document twice
 
 
-class FailingEmbedder(FakeEmbedder):
-    def embed_query(self, text: str):
-        raise ModelError("the model fell over")
-
-
-def test_embedding_failure_wording(tmp_path: Path) -> None:
-    svc = make_service(write_kb(tmp_path, {"a.md": f"text{BODY}"}), config(), FailingEmbedder(16))
-    try:
-        svc.rebuild()
-        assert tools.search(svc, "text") == {"error": "Failed to embed query: the model fell over"}
-    finally:
-        svc.close()
-
-
-class UnloadableReranker(Reranker):
-    id = "broken-reranker"
-
-    def score(self, query, texts):
-        raise ModelError("cannot load reranker broken-reranker: run hf download ... to fetch it")
-
-
-def test_a_reranker_failure_is_not_called_an_embedding_failure(tmp_path: Path) -> None:
-    app = make_service(write_kb(tmp_path, {"a.md": f"text{BODY}"}), config()).app
-    registry = attrs.evolve(app.registry, rerankers={"broken-reranker": UnloadableReranker()})
-    app = attrs.evolve(app, registry=registry, selection=attrs.evolve(app.selection, reranker="broken-reranker"))
-    svc = KBService(app)
-    try:
-        svc.rebuild()
-        answer = tools.search(svc, "text", rerank=True)
-        assert answer == {"error": "cannot load reranker broken-reranker: run hf download ... to fetch it"}
-    finally:
-        svc.close()
-
-
-def test_other_pipeline_failures_suggest_a_rebuild(tmp_path: Path) -> None:
-    svc = make_service(write_kb(tmp_path, {"a.md": f"text{BODY}"}), config())
-    try:
-        answer = tools.search(svc, "text")  # no index file at all
-        assert answer["error"].startswith("Search failed: No index found at ")
-        assert answer["error"].endswith(". Try running rebuild_index first.")
-        assert tools.list_topics(svc)["error"].startswith("Failed to list topics: No index found at ")
-    finally:
-        svc.close()
-
-
 def test_hits_of_documents_not_offered_have_no_uri(tmp_path: Path) -> None:
     """R7.27: a document bigger than a read returns stays searchable, without a uri."""
     kb = write_kb(tmp_path, {"small.md": f"zucchini{BODY}", "large.md": f"zucchini{BODY}" + "z" * 1_048_576})
@@ -493,69 +418,6 @@ def test_best_practice_symlink_stops_the_search(tmp_path: Path) -> None:
     templates = ("a/{target}/PERFECT.md", "b/{target}/PERFECT.md")
     svc = make_service(kb, config(best_practice=BestPracticeConfig(path_templates=templates)))
     assert tools.get_best_practice(svc, "x") == {"error": "Access denied: symlinks are not allowed."}
-
-
-# -- rebuild_index (R7.22-R7.24) --------------------------------------------------------------------
-def test_rebuild_index_counters(tmp_path: Path) -> None:
-    kb = write_kb(tmp_path, {"a.md": f"alpha{BODY}", "b.md": f"beta{BODY}"})
-    svc = make_service(kb, config())
-    try:
-        first = tools.rebuild_index(svc)
-        assert set(first) == {"total_documents", "updated", "renamed", "deleted", "skipped", "frontmatter_unparsed",
-                              "total_chunks", "duration_ms"}  # fmt: skip
-        assert (first["total_documents"], first["updated"]) == (2, 2)
-        (kb / "b.md").unlink()
-        second = tools.rebuild_index(svc)
-        assert (second["total_documents"], second["updated"], second["deleted"]) == (1, 0, 1)
-        forced = tools.rebuild_index(svc, force=True)
-        assert (forced["total_documents"], forced["updated"]) == (1, 1)
-    finally:
-        svc.close()
-
-
-class BlockingEmbedder(FakeEmbedder):
-    """Holds a rebuild inside its embedding step until released."""
-
-    def __init__(self) -> None:
-        super().__init__(16)
-        self.entered = threading.Event()
-        self.release = threading.Event()
-
-    def embed_documents(self, texts):
-        self.entered.set()
-        assert self.release.wait(timeout=30), "the test never released the rebuild"
-        return super().embed_documents(texts)
-
-
-def test_a_second_rebuild_is_refused_while_one_runs(tmp_path: Path) -> None:
-    embedder = BlockingEmbedder()
-    svc = make_service(write_kb(tmp_path, {"a.md": f"alpha{BODY}"}), config(), embedder)
-    results: list[dict] = []
-    worker = threading.Thread(target=lambda: results.append(tools.rebuild_index(svc)))
-    worker.start()
-    try:
-        assert embedder.entered.wait(timeout=30)
-        refused = tools.rebuild_index(svc)
-        assert re.fullmatch(
-            r"rebuild_index is already running \(started \d+ s ago\); try again when it has finished "
-            r"\(search keeps working meanwhile\)",
-            refused["error"],
-        )
-    finally:
-        embedder.release.set()
-        worker.join(timeout=30)
-        svc.close()
-    assert results and results[0]["total_documents"] == 1
-
-
-def test_rebuild_failure_is_in_band(tmp_path: Path) -> None:
-    svc = make_service(write_kb(tmp_path, {"a.md": f"alpha{BODY}"}), config())
-    svc.app.db.write_bytes(b"this is not an SQLite database, just some bytes" * 100)
-    try:
-        answer = tools.rebuild_index(svc)
-        assert set(answer) == {"error"} and "cannot be opened as a GrooveSeek index" in answer["error"]
-    finally:
-        svc.close()
 
 
 # -- get_connection_graph (R7.25-R7.26) -------------------------------------------------------------
