@@ -19,6 +19,7 @@ from grooveseek.config import BestPracticeConfig
 from grooveseek.mcp import run_tool, tools
 from grooveseek.mcp.resources import ResourceNotFound, list_topic_groups, read_resource
 from grooveseek.mcp.schemas import TOOLS
+from grooveseek.search.request import SearchRequest
 from grooveseek.service import KBService
 from grooveseek.store.store import Store
 
@@ -305,6 +306,29 @@ def test_hits_of_documents_not_offered_have_no_uri(tmp_path: Path) -> None:
         assert "uri" not in hits["large.md"]
         assert [g.prefix for g in list_topic_groups(svc)] == [""]
         assert "large.md" not in read_resource(svc, "kb://topic/").text
+    finally:
+        svc.close()
+
+
+def test_hit_uris_come_from_the_search_snapshot(tmp_path: Path) -> None:
+    """A writer committing mid-search (a forced rebuild deletes every row first) cannot strip the
+    uri from hits: the uri step reads the snapshot the legs read (CI caught this race once)."""
+    kb = write_kb(tmp_path, {"a.md": f"zucchini beds{BODY}", "b.md": f"zucchini soup{BODY}"})
+    svc = make_service(kb, config())
+    step = tools.uri_step(svc)
+
+    def delete_everything_then_step(store: Store, response):
+        with svc.writer() as writer:
+            writer.delete_documents(["a.md", "b.md"])
+        return step(store, response)
+
+    try:
+        svc.rebuild()
+        request = SearchRequest("zucchini", limit=10)
+        response = svc.search(request, finish=delete_everything_then_step)
+        assert sorted(hit.path for hit in response.results) == ["a.md", "b.md"]
+        assert [hit.uri for hit in response.results] == [f"kb://doc/{hit.path}" for hit in response.results]
+        assert svc.search(request).results == ()  # the deletion did commit
     finally:
         svc.close()
 

@@ -330,8 +330,17 @@ class KBService:
         finally:
             self.pool.release(store, identity, reusable=reusable)
 
-    def search(self, request: SearchRequest) -> SearchResponse:
-        """Run the pipeline; the query is embedded first, outside any database resource (R4.41)."""
+    def search(
+        self,
+        request: SearchRequest,
+        finish: Callable[[Store, SearchResponse], SearchResponse] | None = None,
+    ) -> SearchResponse:
+        """Run the pipeline; the query is embedded first, outside any database resource (R4.41).
+
+        Every leg, the hydration and ``finish`` (the MCP tool's ``uri`` lookup) read one snapshot:
+        a writer committing mid-search (a forced rebuild replaces every document row) can neither
+        drop a hit between the legs and the metadata read nor leave a hit without its ``uri``.
+        """
         self._check_open()
         self.pool.check()
         compiled = compile_query(request.query)  # a malformed query fails before any model call
@@ -339,8 +348,9 @@ class KBService:
         embedder: Embedder = self.embedder
         if "vector" in request.legs and text.strip():
             embedder = _Precomputed(self.embedder, text, self.embedder.embed_query(text))
-        with self.reader() as store:
-            return run_search(store, embedder, request, reranker=self.reranker)
+        with self.reader() as store, store.read_snapshot():
+            response = run_search(store, embedder, request, reranker=self.reranker)
+            return finish(store, response) if finish is not None else response
 
     # -- writes --------------------------------------------------------------------------------
     @contextlib.contextmanager

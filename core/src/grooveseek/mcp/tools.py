@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -21,8 +21,9 @@ from ..search.filters import validate_filters
 from ..search.request import resolve_request
 from ..service import KBService, RebuildRunning
 from ..store.serving import ServingRow
+from ..store.store import Store
 from ..text import category_topic, effective_tags
-from ..types import SearchFilters
+from ..types import SearchFilters, SearchResponse
 from .docread import DocumentRefused, read_document
 from .resources import ServableRules, doc_uri
 
@@ -108,20 +109,24 @@ def _filters(service: KBService, a: SearchArgs) -> SearchFilters:
     return filters
 
 
-def with_uris(service: KBService, hits: Sequence[Any]) -> tuple[Any, ...]:
-    """Give servable hits their ``kb://doc/`` URI (R6.53, R7.8) by the same predicate as the listing."""
-    if not hits:
-        return ()
+def uri_step(service: KBService) -> Callable[[Store, SearchResponse], SearchResponse]:
+    """The search's last step: servable hits get their ``kb://doc/`` URI (R6.53, R7.8) by the same
+    predicate as the listing, read on the search's own snapshot (``KBService.search``)."""
     rules = ServableRules.for_app(service.app)
-    with service.reader() as store:
-        rows = store.serving_rows_for([hit.path for hit in hits])
-    out = []
-    for hit in hits:
-        row = rows.get(hit.path)
-        out.append(
-            attrs.evolve(hit, uri=doc_uri(hit.path)) if row is not None and rules.servable(row) else hit
+
+    def step(store: Store, response: SearchResponse) -> SearchResponse:
+        if not response.results:
+            return response
+        rows = store.serving_rows_for([hit.path for hit in response.results])
+        results = tuple(
+            attrs.evolve(hit, uri=doc_uri(hit.path))
+            if (row := rows.get(hit.path)) is not None and rules.servable(row)
+            else hit
+            for hit in response.results
         )
-    return tuple(out)
+        return attrs.evolve(response, results=results)
+
+    return step
 
 
 def search(service: KBService, query: str, **args: Any) -> Json:
@@ -146,8 +151,7 @@ def search(service: KBService, query: str, **args: Any) -> Json:
             parent_retriever=a.parent_retriever,
             warn=lambda message: log.info("search: %s", message),
         )
-        response = service.search(request)
-        response = attrs.evolve(response, results=with_uris(service, response.results))
+        response = service.search(request, finish=uri_step(service))
     except SearchError as exc:  # the request's own bounds (R6.3, R6.7, R6.26, R6.29, R6.30, R6.38)
         return _error(str(exc))
     except RerankError as exc:  # worded by the reranker stage or plugin; no rebuild fixes it (R5.22)

@@ -7,7 +7,6 @@ graph's filters, and the metadata of the nodes the walk kept.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator, Sequence
 
 import apsw
@@ -45,14 +44,6 @@ class GraphQueries:
     """Read-side SQL for ``search.graph``."""
 
     conn: apsw.Connection  # ``_filter_sql`` and ``vec_dimension`` come from the other Store parts
-
-    @contextlib.contextmanager
-    def read_snapshot(self) -> Iterator[None]:
-        """One read transaction for the whole walk, so every KNN and the final metadata read see the
-        same index even when a writer commits meanwhile (WAL readers keep their snapshot). apsw's
-        ``with conn`` is a savepoint, so this nests inside a caller's transaction too."""
-        with self.conn:
-            yield
 
     def graph_seed_chunks(self, path: str, limit: int) -> list[int]:
         """Chunk ids of ``path`` in ``chunk_index`` order, at most ``limit`` (R6.56 passes max + 1)."""

@@ -6,7 +6,9 @@ read methods come from ``DocumentWrites`` and ``Queries``. Callers never see SQL
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
@@ -84,6 +86,14 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
         """Turn this connection into a pooled reader: writes fail loudly instead of racing the
         writer, and pages are read through mmap rather than copied into SQLite's cache."""
         self.conn.execute(f"pragma query_only=1; pragma mmap_size={int(mmap_bytes)}")
+
+    @contextlib.contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """One read transaction for a multi-statement read (a search, a graph walk), so every
+        statement sees the same index even when a writer commits meanwhile (WAL readers keep their
+        snapshot). apsw's ``with conn`` is a savepoint, so this nests inside a caller's transaction."""
+        with self.conn:
+            yield
 
     def holds_snapshot(self) -> bool:
         """True while a statement or transaction keeps a read snapshot open on this connection."""
