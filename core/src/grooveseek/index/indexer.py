@@ -26,7 +26,7 @@ from ..fsread import read_bound, size_cap_message, stat_size
 from ..interfaces import Embedder, Parser
 from ..quality import quality_score
 from ..registry import Registry
-from ..store.store import DocumentRecord, Store, StoredDoc
+from ..store.store import AWAITING_REPARSE, DocumentRecord, Store, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
 from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
 from ..walker import Collected, IgnoreRules, WalkPolicy, collect, load_grooveignore
@@ -108,6 +108,7 @@ class Indexer:
         # R4.15 step 1: a refused or invalid schema stops the run before anything is written.
         self.schema = load_kb_schema(kb)
         self._fields_unsettled = False  # a file the R4.40 pass could not rewrite: record nothing
+        self._settled: set[str] = set()  # paths written, refreshed or removed this run (R4.38)
 
     # -- the run -------------------------------------------------------------------------------
     def run(self, options: IndexOptions) -> IndexSummary:
@@ -127,7 +128,7 @@ class Indexer:
         hashes = self._hash_all(walk.files)
         stored = self.store.documents()
         renamed_to = set() if options.force else self._detect_renames(stored, hashes)[1]
-        stale_parsers = self._stale_parsers(stored)
+        stale_parsers = set() if options.force else self._stale_parsers(stored, hashes)
         stored = self.store.documents()
         rewrite = set() if options.force else self._fields_to_rewrite(stored, hashes, stale_parsers)
         self.reporter.start(len(walk.files))
@@ -143,7 +144,7 @@ class Indexer:
         self.reporter.finish()
         collected = {item.rel for item in walk.files}
         self._sweep(collected)
-        self._record_bookkeeping()
+        self._record_bookkeeping(stale_parsers)
         return self._summary(started, walk.not_addressable)
 
     def _fresh_meta(self) -> dict[str, str | None]:
@@ -217,7 +218,7 @@ class Indexer:
         """
         if vanished is None:
             vanished = [p for p in stored if p not in hashes]
-        vanished = sorted(p for p in vanished if stored[p].content_hash != "awaiting-reparse")
+        vanished = sorted(p for p in vanished if stored[p].content_hash != AWAITING_REPARSE)
         new = sorted(p for p in hashes if p not in stored)
         used: set[str] = set()
         renames = []
@@ -243,7 +244,7 @@ class Indexer:
                 self.lines.renamed(old, new_path)
         return {old for old, _, _ in renames}, used
 
-    def _stale_parsers(self, stored: dict[str, StoredDoc]) -> set[str]:
+    def _stale_parsers(self, stored: dict[str, StoredDoc], hashes: dict[str, str]) -> set[str]:
         """Parsers whose policy_version changed since the last completed run (R4.38)."""
         stale = set()
         present = {row.parser_id for row in stored.values()}
@@ -251,8 +252,8 @@ class Indexer:
             recorded = self.store.meta(f"parser_policy:{pid}")
             if (recorded is None and pid in present) or (recorded is not None and recorded != parser.policy_version):
                 stale.add(pid)
-        if stale:
-            count = sum(1 for row in stored.values() if row.parser_id in stale)
+        count = sum(1 for p, row in stored.items() if row.parser_id in stale and hashes.get(p) == row.content_hash)
+        if count:
             self.reporter.file_line(
                 f"Re-reading {count} unchanged document(s) whose parser changed how it splits them: "
                 f"{', '.join(sorted(stale))}"
@@ -351,10 +352,12 @@ class Indexer:
             self._skip(item.rel, "nothing to index (no text after parsing)")
             if row is not None:
                 self.store.delete_documents([item.rel])
+            self._settled.add(item.rel)
             return
         record = self._record(item.rel, parser, doc, hashlib.sha256(data).hexdigest(), len(data))
         if row is not None and self.store.chunk_signature(row.id) == [(c.heading, c.context, c.content) for c in chunks]:
             self.store.update_document_meta(record)  # R4.20: frontmatter-only change
+            self._settled.add(item.rel)
             self.counts.updated += 1
             self.lines.indexed(item.rel, len(chunks), metadata_only=True)
             return
@@ -388,6 +391,7 @@ class Indexer:
             n = len(prepared.chunks)
             self.store.replace_document(prepared.record, prepared.chunks, vectors[offset : offset + n])
             offset += n
+            self._settled.add(prepared.rel)
             self.counts.updated += 1
             self.lines.indexed(prepared.rel, n)
 
@@ -401,12 +405,14 @@ class Indexer:
             self.counts.deleted += 1
             self.lines.deleted(path)
 
-    def _record_bookkeeping(self) -> None:
+    def _record_bookkeeping(self, stale: set[str]) -> None:
+        """R4.15 step 13: the run's records, plus the R4.38 marks, written together after the sweep."""
+        unsettled = sorted(p for p, row in self.store.documents().items() if row.parser_id in stale and p not in self._settled)
         meta: dict[str, str | None] = {f"parser_policy:{pid}": p.policy_version for pid, p in self.registry.parsers.items()}
         meta["code_chunk_budget"] = self.store.meta("code_chunk_budget") or str(self.config.parsers.code.max_chunk_chars)
         if not self._fields_unsettled:  # R4.39: recorded once the run completes
             meta["declared_fields"] = json.dumps(list(self.schema.declared), ensure_ascii=False)
-        self.store.set_meta(meta)
+        self.store.finish_run(meta, unsettled)
 
     def _summary(self, started: float, not_addressable: int) -> IndexSummary:
         docs, chunks = self.store.counts()

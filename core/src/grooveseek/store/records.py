@@ -7,6 +7,10 @@ from datetime import UTC, datetime
 import attrs
 import numpy as np
 
+# R4.8/R4.38: the content hash of a row its parser's new policy has not settled yet. It never equals
+# a SHA-256, so every later run reads the file as changed until it indexes; it never pairs (R4.21).
+AWAITING_REPARSE = "awaiting-reparse"
+
 
 @attrs.frozen
 class DocumentRecord:

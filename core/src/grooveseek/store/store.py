@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import apsw
@@ -19,12 +19,12 @@ from .db import connect
 from .documents import DocumentWrites
 from .graph import GraphQueries
 from .queries import Queries
-from .records import DocumentRecord, HitRow, StoredDoc
+from .records import AWAITING_REPARSE, DocumentRecord, HitRow, StoredDoc
 from .schema import MIGRATIONS, PRODUCER, SCHEMA_VERSION, vec_table_sql
 from .serving import ServingQueries
 from .stages import StageQueries
 
-__all__ = ["SCHEMA_VERSION", "DocumentRecord", "HitRow", "Store", "StoredDoc", "remove_index_files"]
+__all__ = ["AWAITING_REPARSE", "SCHEMA_VERSION", "DocumentRecord", "HitRow", "Store", "StoredDoc", "remove_index_files"]
 
 
 class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, ServingQueries):
@@ -112,6 +112,15 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
                     self.conn.execute("delete from index_meta where key=?", (key,))
                 else:
                     self.conn.execute("insert or replace into index_meta values (?, ?)", (key, value))
+
+    def finish_run(self, meta: dict[str, str | None], awaiting_reparse: Sequence[str]) -> None:
+        """R4.15 step 13 in one transaction: mark the rows a policy pass did not settle (R4.38) and
+        record the run's bookkeeping, so a failed run writes neither."""
+        with self.conn:
+            self.conn.executemany(
+                "update documents set content_hash=? where path=?", [(AWAITING_REPARSE, p) for p in awaiting_reparse]
+            )
+            self.set_meta(meta)
 
     def vec_dimension(self) -> int | None:
         """The dimension the vector table was declared with, or None when it does not exist."""
