@@ -14,6 +14,8 @@ from typing import ClassVar
 import attrs
 import numpy as np
 import pytest
+from click.testing import CliRunner
+from grooveseek.cli import cli
 from grooveseek.config.model import GrooveConfig, IndexConfig, ParsersConfig
 from grooveseek.errors import ModelError, ParseError
 from grooveseek.index.guard import db_path_for, open_for_index
@@ -109,6 +111,11 @@ class KB:
         finally:
             store.close()
 
+    def status(self) -> str:
+        result = CliRunner().invoke(cli, ["status", "--kb-path", str(self.root)])
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
     def rereading(self) -> list[str]:
         return [line for line in self.lines if line.startswith("Re-reading")]
 
@@ -164,8 +171,10 @@ def test_rows_the_pass_could_not_settle_are_marked_until_they_index(kb: KB) -> N
     still = kb.run("2", fail=["notes/n2.txt"])
     assert kb.rereading() == [] and still.skipped == 1
     assert kb.rows()["notes/n2.txt"][0] == AWAITING_REPARSE
+    assert "Awaiting re-read: 1 document(s)" in kb.status()
     fixed = kb.run("2")
     assert fixed.updated == 1 and kb.rows()["notes/n2.txt"] == before["notes/n2.txt"]
+    assert "Awaiting re-read" not in kb.status()
 
 
 def test_a_marked_row_that_moves_is_a_new_file_and_a_deletion(kb: KB) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import StoreError
 from ..types import SearchFilters
-from .records import HitRow, StoredDoc, _vec_blob
+from .records import AWAITING_REPARSE, HitRow, StoredDoc, _vec_blob
 
 
 class Queries:
@@ -38,6 +38,11 @@ class Queries:
         docs = self.conn.execute("select count(*) from documents").fetchall()[0][0]
         chunks = self.conn.execute("select count(*) from chunks").fetchall()[0][0]
         return docs, chunks
+
+    def awaiting_reparse_count(self) -> int:
+        """Rows marked ``awaiting-reparse`` by a parser-policy pass (R4.38)."""
+        rows = self.conn.execute("select count(*) from documents where content_hash=?", (AWAITING_REPARSE,))
+        return int(rows.fetchall()[0][0])
 
     def corpus_digest(self) -> dict[str, object]:
         """R10.19: documents, chunks and a SHA-256 over every chunk's identity and text, in order."""
