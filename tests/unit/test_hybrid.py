@@ -98,3 +98,12 @@ def test_explain_reports_each_leg(indexed):
     assert hit.explain["fts"]["rank"] == 1 and hit.explain["vector"]["rank"] == 1
     assert hit.explain["rrf"] == pytest.approx(2 / 61)
     assert "explain" not in run_search(store, emb, SearchRequest("apple pie", limit=1)).results[0].as_dict()
+
+
+def test_explain_text_keeps_tiny_bm25_scores_readable() -> None:
+    """``--explain --format text`` prints leg scores to 4 significant digits (bm25 can be ~1e-6)."""
+    from grooveseek.cli.search import _explain_lines
+
+    line = _explain_lines({"fts": {"rank": 1, "score": -1.234e-06}, "vector": {"rank": 3, "score": 0.98765},
+                           "rrf": 0.0325, "rerank": 2.5})[0]  # fmt: skip
+    assert line == "explain: fts #1 (-1.234e-06), vector #3 (0.9877), cjk -; rrf 0.0325; rerank 2.5000"

@@ -19,7 +19,9 @@ def _explain_lines(explain: dict) -> list[str]:
     for leg in ("fts", "vector", "cjk"):
         if leg in explain:
             info = explain[leg]
-            parts.append(f"{leg} #{info['rank']} ({info['score']:.4f})")
+            # Significant digits, not decimals: bm25 on a small KB is about -1e-6, which %.4f
+            # would print as -0.0000 and hide which hit matched better.
+            parts.append(f"{leg} #{info['rank']} ({info['score']:.4g})")
         else:
             parts.append(f"{leg} -")
     line = "explain: " + ", ".join(parts) + f"; rrf {explain['rrf']:.4f}"
