@@ -10,6 +10,7 @@ import itertools
 import json
 
 import pytest
+from grooveseek.console import OncePerProcess
 from grooveseek.search import mmr
 from grooveseek.search.query import compile_query
 
@@ -65,7 +66,7 @@ def test_mmr_keeps_rrf_scores_in_selection_order(npm_kb):
 
 
 def test_mmr_lambda_one_is_plain_relevance_order_and_warns(npm_kb, monkeypatch):
-    monkeypatch.setattr(mmr, "_lambda_one_warned", False)
+    monkeypatch.setattr(mmr, "LAMBDA_ONE_ONCE", OncePerProcess())
     result = npm_kb.run("search", QUERY, "--mmr", "true", "--mmr-lambda", "1.0")
     assert result.exit_code == 0, result.output
     assert "mmr_lambda = 1.0" in result.stderr

@@ -7,6 +7,7 @@ import logging
 
 import numpy as np
 import pytest
+from grooveseek.console import OncePerProcess
 from grooveseek.search import mmr
 from grooveseek.search.mmr import TIE_TOLERANCE, cosine, mmr_order, mmr_select, normalise_relevance
 from grooveseek.search.request import MmrSettings
@@ -198,7 +199,7 @@ def test_selection_is_a_permutation_prefix_matching_the_scalar_definition(data):
 
 def test_lambda_one_warns_once_per_process(near_duplicate, caplog, monkeypatch):
     store, pool = near_duplicate
-    monkeypatch.setattr(mmr, "_lambda_one_warned", False)
+    monkeypatch.setattr(mmr, "LAMBDA_ONE_ONCE", OncePerProcess())
     with caplog.at_level(logging.WARNING, logger="grooveseek.search.mmr"):
         mmr_select(store, pool, MmrSettings(0.7, 0.0), 3)
         assert caplog.records == []  # an ordinary λ says nothing
@@ -214,7 +215,7 @@ def test_lambda_one_warns_once_per_process(near_duplicate, caplog, monkeypatch):
 
 def test_lambda_one_warning_names_the_penalty_when_one_is_set(near_duplicate, caplog, monkeypatch):
     store, pool = near_duplicate
-    monkeypatch.setattr(mmr, "_lambda_one_warned", False)
+    monkeypatch.setattr(mmr, "LAMBDA_ONE_ONCE", OncePerProcess())
     with caplog.at_level(logging.WARNING, logger="grooveseek.search.mmr"):
         mmr_select(store, pool, MmrSettings(1.0, 0.5), 3)
     assert "mmr_same_doc_penalty" in caplog.records[0].getMessage()
@@ -248,3 +249,21 @@ def test_vectors_for_without_a_vector_table_or_ids(tmp_path):
         assert s.vectors_for([1, 2]) == {}
     finally:
         s.close()
+
+
+def test_mmr_overrides_with_mmr_off_warn_once_per_process(monkeypatch):
+    """R6.39: lambda or penalty given while effective MMR is off: one warning per process."""
+    from grooveseek.config.model import GrooveConfig
+    from grooveseek.search import request as request_module
+    from grooveseek.search.request import MMR_OVERRIDE_WARNING, resolve_request
+
+    monkeypatch.setattr(request_module, "MMR_OVERRIDE_ONCE", OncePerProcess())
+    said: list[str] = []
+    config = GrooveConfig()
+    assert resolve_request(config, "q", mmr=False, mmr_lambda=0.5, warn=said.append).mmr is None
+    resolve_request(config, "q", mmr_same_doc_penalty=0.2, warn=said.append)  # off by default too
+    resolve_request(config, "q", mmr=True, mmr_lambda=0.5, warn=said.append)  # on: nothing to say
+    assert said == [MMR_OVERRIDE_WARNING]
+    monkeypatch.setattr(request_module, "MMR_OVERRIDE_ONCE", OncePerProcess())
+    resolve_request(config, "q", mmr=True, mmr_lambda=0.5, warn=said.append)
+    assert said == [MMR_OVERRIDE_WARNING]  # MMR on: the values are used, no warning spent

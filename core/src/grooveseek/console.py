@@ -1,4 +1,5 @@
-"""stderr output through rich: warnings, progress and logs. Results never go through here (R0.15).
+"""stderr output through rich: warnings, progress and logs, and the once-per-process warning gate.
+Results never go through here (R0.15).
 
 Wording written by GrooveSeek itself stays ASCII (R0.16); user data is printed as it is. Markup is
 off so a path containing ``[x]`` prints verbatim.
@@ -9,10 +10,28 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 
 from rich.console import Console
 
 _console: Console | None = None
+
+
+class OncePerProcess:
+    """True the first time ``first()`` is asked, from any thread; False ever after (the SPEC's
+    "one warning per process" of R6.39 and the MMR lambda = 1.0 footgun: searches run on several
+    threads under MCP)."""
+
+    def __init__(self) -> None:
+        self._done = False
+        self._lock = threading.Lock()
+
+    def first(self) -> bool:
+        with self._lock:
+            if self._done:
+                return False
+            self._done = True
+            return True
 
 
 def err_console() -> Console:

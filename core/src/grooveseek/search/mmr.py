@@ -18,12 +18,12 @@ warning (tests pin both the equivalence and the warning).
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..console import OncePerProcess
 from ..store.records import HitRow
 from .request import MmrSettings
 
@@ -44,17 +44,13 @@ LAMBDA_ONE_WARNING = (
     "relevance order{penalty}. Use a value below 1.0 (the default is 0.7) to diversify results."
 )
 
-_lambda_one_warned = False
-_warn_lock = threading.Lock()
+LAMBDA_ONE_ONCE = OncePerProcess()
 
 
 def _warn_lambda_one(same_doc_penalty: float) -> None:
-    """Log the λ = 1.0 footgun once per process (searches may run on several threads under MCP)."""
-    global _lambda_one_warned
-    with _warn_lock:
-        if _lambda_one_warned:
-            return
-        _lambda_one_warned = True
+    """Log the λ = 1.0 footgun once per process."""
+    if not LAMBDA_ONE_ONCE.first():
+        return
     penalty = ", spread across documents only by mmr_same_doc_penalty" if same_doc_penalty > 0 else ""
     log.warning(LAMBDA_ONE_WARNING.format(penalty=penalty))
 

@@ -12,10 +12,13 @@ import math
 import attrs
 
 from ..config.model import GrooveConfig
+from ..console import OncePerProcess
 from ..errors import SearchError
 from ..types import SearchFilters
 
 MAX_LIMIT = 1000
+MMR_OVERRIDE_WARNING = "MMR override values were provided but effective MMR is off; values ignored"
+MMR_OVERRIDE_ONCE = OncePerProcess()
 
 
 @attrs.frozen
@@ -97,8 +100,9 @@ def resolve_request(
     _unit("mmr_same_doc_penalty", mmr_same_doc_penalty)
     cfg = config.search
     mmr_on = cfg.mmr.enabled if mmr is None else mmr
-    if not mmr_on and (mmr_lambda is not None or mmr_same_doc_penalty is not None) and warn is not None:
-        warn("MMR override values were provided but effective MMR is off; values ignored")
+    overrides = mmr_lambda is not None or mmr_same_doc_penalty is not None
+    if not mmr_on and overrides and warn is not None and MMR_OVERRIDE_ONCE.first():  # R6.39
+        warn(MMR_OVERRIDE_WARNING)
     mmr_settings = None
     if mmr_on:
         mmr_settings = MmrSettings(
