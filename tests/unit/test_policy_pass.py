@@ -77,7 +77,8 @@ class KB:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
 
-    def run(self, version: str = "1", *, embedder: FakeEmbedder | None = None, **policy) -> IndexSummary:
+    def run(self, version: str = "1", *, embedder: FakeEmbedder | None = None, progress: bool = False,
+            **policy) -> IndexSummary:  # fmt: skip
         config = GrooveConfig(kb_path=str(self.root), model="fake", parsers=ParsersConfig(enabled=("txt",)),
                              index=IndexConfig(max_text_file_size=self.text_cap))  # fmt: skip
         registry = Registry.build(load_plugins(PluginSelection(parsers=("txt",))), config)
@@ -87,7 +88,8 @@ class KB:
         self.lines.clear()
         store = open_for_index(db_path_for(self.root), force=False)
         try:
-            indexer = Indexer(self.root, store, config, registry, embedder, Reporter(sink=self.lines.append))
+            reporter = Reporter(progress=progress, sink=self.lines.append)
+            indexer = Indexer(self.root, store, config, registry, embedder, reporter)
             return indexer.run(IndexOptions())
         finally:
             store.close()
@@ -198,3 +200,20 @@ def test_a_failed_run_writes_neither_marks_nor_the_version(kb: KB) -> None:
         kb.run("2", fail=["notes/n2.txt"], embedder=FailingEmbedder())
     assert kb.policy() == "1"
     assert AWAITING_REPARSE not in {digest for digest, _ in kb.rows().values()}
+
+
+def test_the_announcement_survives_progress_mode(kb: KB) -> None:
+    """R4.38: the pass is announced unless --quiet; --progress only replaces the per-file lines."""
+    kb.run("2", progress=True)
+    assert kb.rereading() == ["Re-reading 4 unchanged document(s) whose parser changed how it splits them: txt"]
+    assert not any(line.startswith("  indexed:") for line in kb.lines)
+
+
+def test_a_renamed_file_is_re_read_by_the_pass_not_marked(kb: KB) -> None:
+    """R4.22 + R4.38: a renamed path counts as unchanged, so the pass re-reads and settles it."""
+    (kb.root / "notes" / "n1.txt").rename(kb.root / "notes" / "renamed.txt")
+    summary = kb.run("2", split=True)
+    assert summary.renamed == 1
+    assert kb.rereading() == ["Re-reading 4 unchanged document(s) whose parser changed how it splits them: txt"]
+    digest, chunks = kb.rows()["notes/renamed.txt"]
+    assert digest != AWAITING_REPARSE and chunks == 2

@@ -88,6 +88,12 @@ class _Counters:
     deleted: int = 0
     skipped: int = 0
     frontmatter_unparsed: int = 0
+    unparsed_paths: list[str] = attrs.Factory(list)
+
+
+# How many unparsed-frontmatter files the fail_on_frontmatter_error message names. The message
+# reaches MCP clients (rebuild_index), which never see the per-file warnings on the server's stderr.
+NAMED_UNPARSED = 5
 
 
 class Indexer:
@@ -125,15 +131,20 @@ class Indexer:
             record_model(self.store, self.embedder, self._context_mode())
         self.store.repair_fts()
         walk = self._walk()
+        collected = {item.rel for item in walk.files}
         hashes = self._hash_all(walk.files)
         stored = self.store.documents()
-        renamed_to = set() if options.force else self._detect_renames(stored, hashes)[1]
+        if not options.force:
+            # R4.21: vanished means not collected. A collected file whose read was refused (over a
+            # cap, a hard link) keeps its row (R4.24) and must not be paired away to a copy.
+            self._detect_renames(stored, hashes, [p for p in stored if p not in collected])
+            self._check_code_budget()
+        stored = self.store.documents()  # renamed rows now carry their new paths (R4.22)
         stale_parsers = set() if options.force else self._stale_parsers(stored, hashes)
-        stored = self.store.documents()
         rewrite = set() if options.force else self._fields_to_rewrite(stored, hashes, stale_parsers)
         self.reporter.start(len(walk.files))
         for done, item in enumerate(walk.files, start=1):
-            if item.rel in hashes and item.rel not in renamed_to:
+            if item.rel in hashes:
                 row = stored.get(item.rel)
                 if row is None or row.content_hash != hashes[item.rel] or row.parser_id in stale_parsers:
                     self._process(item, row)
@@ -142,7 +153,6 @@ class Indexer:
             self.reporter.advance(done, len(walk.files))
         self._flush()
         self.reporter.finish()
-        collected = {item.rel for item in walk.files}
         self._sweep(collected)
         self._record_bookkeeping(stale_parsers)
         return self._summary(started, walk.not_addressable)
@@ -209,24 +219,23 @@ class Indexer:
 
     # -- renames and policy passes -------------------------------------------------------------
     def _detect_renames(
-        self, stored: dict[str, StoredDoc], hashes: dict[str, str], vanished: Sequence[str] | None = None
+        self, stored: dict[str, StoredDoc], hashes: dict[str, str], vanished: Sequence[str]
     ) -> tuple[set[str], set[str]]:
         """R4.21–R4.23: pair vanished rows with new paths of equal hash, in sorted order.
 
-        ``vanished`` defaults to every row whose path was not hashed (a run); a watcher batch passes
-        the rows its events removed. Returns (old paths, new paths) of the applied renames.
+        ``vanished``: a run passes the rows whose path the walk did not collect; a watcher batch the
+        rows its events removed. Returns (old paths, new paths) of the applied renames.
         """
-        if vanished is None:
-            vanished = [p for p in stored if p not in hashes]
         vanished = sorted(p for p in vanished if stored[p].content_hash != AWAITING_REPARSE)
         new = sorted(p for p in hashes if p not in stored)
         used: set[str] = set()
         renames = []
         for old in vanished:
             row = stored[old]
-            if self.contextual and row.title_from_filename:
+            if self.contextual and (row.title_from_filename or row.untitled):
                 continue  # every breadcrumb would change: index as new, sweep the old row
-            match = next((p for p in new if p not in used and hashes[p] == row.content_hash), None)
+            match = next((p for p in new if p not in used and hashes[p] == row.content_hash
+                          and self._parser_id(p) == row.parser_id), None)  # fmt: skip
             if match is None:
                 continue
             used.add(match)
@@ -244,6 +253,25 @@ class Indexer:
                 self.lines.renamed(old, new_path)
         return {old for old, _, _ in renames}, used
 
+    def _parser_id(self, rel: str) -> str | None:
+        parser = self.registry.parser_for(rel)
+        return parser.id if parser is not None else None
+
+    def _announce(self, message: str) -> None:
+        """A pass announcement: shown unless ``--quiet``, with or without ``--progress`` (R4.38)."""
+        if not self.reporter.quiet:
+            self.reporter.stage(message)
+
+    def _check_code_budget(self) -> None:
+        """R4.37: a changed code chunk budget warns; the recorded value is kept for bookkeeping."""
+        recorded = self.store.meta("code_chunk_budget")
+        configured = str(self.config.parsers.code.max_chunk_chars)
+        if recorded is not None and recorded != configured:
+            self.reporter.warn(
+                f"[parsers.code].max_chunk_chars changed ({recorded} -> {configured}); "
+                "existing source files keep their chunks until groove index --force"
+            )
+
     def _stale_parsers(self, stored: dict[str, StoredDoc], hashes: dict[str, str]) -> set[str]:
         """Parsers whose policy_version changed since the last completed run (R4.38)."""
         stale = set()
@@ -254,7 +282,7 @@ class Indexer:
                 stale.add(pid)
         count = sum(1 for p, row in stored.items() if row.parser_id in stale and hashes.get(p) == row.content_hash)
         if count:
-            self.reporter.file_line(
+            self._announce(
                 f"Re-reading {count} unchanged document(s) whose parser changed how it splits them: "
                 f"{', '.join(sorted(stale))}"
             )
@@ -267,7 +295,7 @@ class Indexer:
         paths = {p for p, row in stored.items()
                  if row.parser_id in FIELD_PARSERS and row.parser_id not in stale and hashes.get(p) == row.content_hash}
         if paths:
-            self.reporter.file_line(f"Re-reading {len(paths)} unchanged Markdown document(s) for the declared fields "
+            self._announce(f"Re-reading {len(paths)} unchanged Markdown document(s) for the declared fields "
                                     f"[{', '.join(self.schema.declared)}]; nothing is re-embedded")
         return paths  # fmt: skip
 
@@ -345,6 +373,7 @@ class Indexer:
             return
         if doc.frontmatter_unparsed is not None:
             self.counts.frontmatter_unparsed += 1
+            self.counts.unparsed_paths.append(item.rel)
             self.reporter.warn(f"warning: {item.rel}: failed to parse YAML frontmatter: {doc.frontmatter_unparsed}")
         chunks = self._chunks(item.rel, parser, doc)
         if not chunks:
@@ -433,7 +462,11 @@ class Indexer:
             summary = attrs.evolve(
                 summary,
                 error=f"{c.frontmatter_unparsed} file(s) have frontmatter that is not valid YAML and "
-                "[index].fail_on_frontmatter_error is true; fix the files named above",
+                f"[index].fail_on_frontmatter_error is true: {_first_few(c.unparsed_paths)}; fix their frontmatter",
             )
         return summary
 
+
+def _first_few(paths: Sequence[str]) -> str:
+    named = ", ".join(paths[:NAMED_UNPARSED])
+    return named if len(paths) <= NAMED_UNPARSED else f"{named} and {len(paths) - NAMED_UNPARSED} more"

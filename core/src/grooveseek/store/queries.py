@@ -23,9 +23,10 @@ class Queries:
 
     def documents(self) -> dict[str, StoredDoc]:
         rows = self.conn.execute(
-            "select id, path, content_hash, parser_id, title_from_filename, topic_from_frontmatter from documents"
+            "select id, path, content_hash, parser_id, title_from_filename, topic_from_frontmatter, title is null "
+            "from documents"
         )
-        return {r[1]: StoredDoc(r[0], r[1], r[2], r[3], bool(r[4]), bool(r[5])) for r in rows}
+        return {r[1]: StoredDoc(r[0], r[1], r[2], r[3], bool(r[4]), bool(r[5]), bool(r[6])) for r in rows}
 
     def chunk_signature(self, doc_id: int) -> list[tuple[str | None, str, str]]:
         """(heading, context, content) in order: the frontmatter-only comparison of R4.20."""

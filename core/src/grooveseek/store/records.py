@@ -39,6 +39,9 @@ class StoredDoc:
     parser_id: str
     title_from_filename: bool
     topic_from_frontmatter: bool
+    # No title of its own: the context breadcrumb then falls back to the file name (R3.84), so a
+    # contextual rename changes the chunks even though no title column changes (R4.23).
+    untitled: bool = False
 
 
 @attrs.frozen
