@@ -38,6 +38,7 @@ import numpy as np
 
 from .app import App
 from .errors import GrooveError, StoreError
+from .index.forced import run_forced
 from .index.guard import check_model, no_index_message, open_for_index, open_for_search
 from .index.indexer import Indexer, IndexOptions, walk_policy
 from .index.report import Reporter
@@ -354,11 +355,11 @@ class KBService:
 
     # -- writes --------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def writer(self, *, force: bool = False) -> Iterator[Store]:
+    def writer(self) -> Iterator[Store]:
         """The write connection under the write lock; closed (any transaction rolled back) on exit."""
         self._check_open()
         with self._write_lock:
-            store = open_for_index(self.app.db, force=force)
+            store = open_for_index(self.app.db, force=False)
             try:
                 yield store
             finally:
@@ -371,13 +372,19 @@ class KBService:
             if self._rebuild_started is not None:
                 raise RebuildRunning(time.monotonic() - self._rebuild_started)
             self._rebuild_started = time.monotonic()
+
+        def index_into(store: Store) -> IndexSummary:
+            reporter = Reporter(quiet=True, sink=self._log)
+            indexer = Indexer(self.app.kb, store, self.app.config, self.app.registry, self.embedder, reporter)
+            return indexer.run(IndexOptions(force=force))
+
         try:
-            with self.writer(force=force) as store:
-                reporter = Reporter(quiet=True, sink=self._log)
-                indexer = Indexer(
-                    self.app.kb, store, self.app.config, self.app.registry, self.embedder, reporter
-                )
-                return indexer.run(IndexOptions(force=force))
+            if force:  # built aside and installed in one step: searches never see a half-built index
+                with self._write_lock:
+                    self._check_open()
+                    return run_forced(self.app.db, index_into)
+            with self.writer() as store:
+                return index_into(store)
         finally:
             with self._state_lock:
                 self._rebuild_started = None

@@ -6,9 +6,12 @@ import click
 
 from ..app import build_app
 from ..fieldschema import load_kb_schema
+from ..index.forced import run_forced
 from ..index.guard import open_for_index
 from ..index.indexer import Indexer, IndexOptions
 from ..index.report import Reporter
+from ..store.store import Store
+from ..types import IndexSummary
 from .options import config_option, effective_config_path, kb_option, model_option
 
 
@@ -27,13 +30,18 @@ def index_command(ctx: click.Context, kb_path: str | None, model: str | None, co
         raise click.UsageError("--quiet and --progress are mutually exclusive")
     app = build_app(effective_config_path(ctx, config_path), kb_path, model=model)
     load_kb_schema(app.kb)  # R1.6 / R4.15 step 1: a broken schema must not leave a database behind
-    store = open_for_index(app.db, force=force)
-    try:
-        reporter = Reporter(quiet=quiet, progress=progress)
-        summary = Indexer(app.kb, store, app.config, app.registry, app.embedder, reporter).run(
-            IndexOptions(force=force)
-        )
-    finally:
-        store.close()
+    reporter = Reporter(quiet=quiet, progress=progress)
+
+    def index_into(store: Store) -> IndexSummary:
+        return Indexer(app.kb, store, app.config, app.registry, app.embedder, reporter).run(IndexOptions(force=force))
+
+    if force:
+        summary = run_forced(app.db, index_into)  # the live index changes only when the run succeeds
+    else:
+        store = open_for_index(app.db, force=False)
+        try:
+            summary = index_into(store)
+        finally:
+            store.close()
     if summary.error:
         raise click.ClickException(summary.error)
