@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TimeElapsedColumn
-from rich.progress import TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from ..console import echo_err, err_console
 
@@ -25,6 +31,9 @@ class Reporter:
         self._bar: Progress | None = None
         self._task = None
         self._last_step = -1
+        self._total = 0
+        # Whether the line for done == total was printed; finish() owes it otherwise (R8.10).
+        self._final_printed = False
         self.lines: list[str] = []
 
     def _emit(self, message: str) -> None:
@@ -47,6 +56,7 @@ class Reporter:
         self._emit(message)
 
     def start(self, total: int) -> None:
+        self._total = total
         if not self.show_progress or self._sink is not None:
             return
         console = err_console()
@@ -67,9 +77,15 @@ class Reporter:
         step = (done * 20) // max(total, 1)
         if step != self._last_step or done == total:
             self._last_step = step
+            self._final_printed = done == total
             self._emit(f"Progress: {done}/{total} ({(done * 100) // max(total, 1)}%)")
 
     def finish(self) -> None:
+        """End the run's progress. Without a bar the lines must end at 100% (R8.10) even when
+        ``advance`` never reached the total, as on an empty knowledge base."""
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
+        elif self.show_progress and not self._final_printed:
+            self._final_printed = True
+            self._emit(f"Progress: {self._total}/{self._total} (100%)")

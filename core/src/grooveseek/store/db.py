@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from pathlib import Path
 
 import apsw
@@ -39,16 +40,77 @@ def unusable_message(db_path: Path, cause: str) -> str:
     )
 
 
+def is_real_directory(path: str | os.PathLike[str]) -> bool:
+    """A directory that is not a symlink: the one thing in the index's place that GrooveSeek must
+    not delete (R4.33). A symlink to a directory is only a link, so ``--force`` may remove it."""
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def directory_message(path: str | os.PathLike[str]) -> str:
+    return (
+        f"{path}: is a directory, not an index file, so `groove index --force` cannot replace it; "
+        "GrooveSeek never deletes directories. Remove or rename it yourself, then run `groove index`."
+    )
+
+
+def _open_failure(db_path: Path, exc: apsw.Error) -> StoreError:
+    """The R4.32 message for a file SQLite could not open, with the right way out for its kind."""
+    if is_real_directory(db_path):
+        return StoreError(directory_message(db_path))
+    if isinstance(exc, (apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError)) and db_path.exists():
+        return StoreError(unusable_message(db_path, str(exc)))
+    if not db_path.exists():
+        return StoreError(
+            f"{db_path}: the index file cannot be created or opened ({exc}); check that {db_path.parent} "
+            "exists and is writable, then run `groove index`."
+        )
+    return StoreError(
+        f"{db_path}: cannot be read ({exc}); check that the file and {db_path.parent} are readable and "
+        "writable by you, then run the command again."
+    )
+
+
+# What opening or first reading an unusable file raises; anything else is a bug and stays loud.
+_OPEN_ERRORS = (apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, apsw.IOError, apsw.ReadOnlyError)
+
+
+def connect_for_check(db_path: Path) -> apsw.Connection:
+    """Open an existing file read-only, to decide whether it is ours before anything writes to it.
+
+    A refused file must keep its bytes (R4.7, R4.32): ``connect`` switches the file to WAL, so the
+    producer and schema checks run here first. Raises StoreError when the file cannot be read as an
+    SQLite database.
+    """
+    if is_real_directory(db_path):
+        raise StoreError(directory_message(db_path))
+    try:
+        conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    except _OPEN_ERRORS as exc:
+        raise _open_failure(db_path, exc) from exc
+    try:
+        # A writer mid-checkpoint may hold the file briefly; wait as every other connection does.
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        conn.execute("select count(*) from sqlite_schema").fetchall()
+    except _OPEN_ERRORS as exc:
+        conn.close()
+        raise _open_failure(db_path, exc) from exc
+    return conn
+
+
 def connect(db_path: Path, *, create: bool = True) -> apsw.Connection:
     """Open ``db_path`` with sqlite-vec, WAL, foreign keys and a 30 s busy timeout.
 
-    Raises StoreError with the R4.32 message when the file is not an SQLite database.
+    Setting WAL rewrites the file header, so callers open an existing file with this only once
+    ``connect_for_check`` has shown it is ours (or empty). Raises StoreError with the R4.32 message
+    when the file is not an SQLite database.
     """
+    if is_real_directory(db_path):
+        raise StoreError(directory_message(db_path))
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     try:
         conn = apsw.Connection(str(db_path), flags=flags)
-    except apsw.CantOpenError as exc:
-        raise StoreError(f"{db_path}: cannot open the index file: {exc}") from exc
+    except _OPEN_ERRORS as exc:
+        raise _open_failure(db_path, exc) from exc
     try:
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         conn.enable_load_extension(True)
@@ -63,5 +125,5 @@ def connect(db_path: Path, *, create: bool = True) -> apsw.Connection:
         conn.execute("select count(*) from sqlite_schema").fetchall()
     except (apsw.NotADBError, apsw.CorruptError) as exc:
         conn.close()
-        raise StoreError(unusable_message(db_path, str(exc))) from exc
+        raise _open_failure(db_path, exc) from exc
     return conn

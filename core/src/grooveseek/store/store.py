@@ -15,7 +15,7 @@ import apsw
 
 from ..errors import StoreError
 from .cjk import CjkQueries
-from .db import connect
+from .db import connect, connect_for_check, directory_message, is_real_directory, unusable_message
 from .documents import DocumentWrites
 from .graph import GraphQueries
 from .queries import Queries
@@ -37,40 +37,30 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
     # -- opening -------------------------------------------------------------------------------
     @classmethod
     def open(cls, db_path: Path, *, create: bool = True) -> Store:
-        """Open (or create) the index, apply migrations and check the producer (R4.5, R4.7)."""
+        """Open (or create) the index, check the producer and apply migrations (R4.5, R4.7).
+
+        An existing file is judged on a read-only connection first, so a foreign, newer or broken
+        file is refused with its bytes untouched (R4.32); only a file that is ours, empty or new is
+        opened for writing, which switches it to WAL (R4.3).
+        """
+        if not create or os.path.lexists(db_path):
+            _refuse_unless_ours(db_path)
         conn = connect(db_path, create=create)
         store = cls(conn, db_path)
         try:
-            store._check_producer_and_migrate()
+            store._initialise_or_migrate()
         except BaseException:
             conn.close()
             raise
         return store
 
-    def _check_producer_and_migrate(self) -> None:
+    def _initialise_or_migrate(self) -> None:
         version = self.conn.execute("pragma user_version").fetchall()[0][0]
-        tables = {r[0] for r in self.conn.execute("select name from sqlite_schema where type='table'")}
-        if version == 0 and not tables:
+        if version == 0 and not _table_names(self.conn):
             self._migrate(0)
             with self.conn:
                 self.conn.execute("insert or replace into index_meta values ('producer', ?)", (PRODUCER,))
             return
-        producer = None
-        if "index_meta" in tables:
-            rows = self.conn.execute("select value from index_meta where key='producer'").fetchall()
-            producer = rows[0][0] if rows else None
-        if producer != PRODUCER:
-            who = f"written by {producer!r}" if producer else "not written by GrooveSeek (Python)"
-            raise StoreError(
-                f"{self.path}: this index file was {who}, for example by the Rust GrooveSeek, which uses the "
-                "same file name. Run `groove index --force` to replace it; the index is rebuilt from the "
-                "files in the knowledge base, so nothing is lost."
-            )
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path}: written by a newer GrooveSeek (schema {version} > {SCHEMA_VERSION}); "
-                "upgrade GrooveSeek or run groove index --force"
-            )
         self._migrate(version)
 
     def _migrate(self, version: int) -> None:
@@ -137,11 +127,58 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
                 self.conn.execute(vec_table_sql(dimension))
 
 
+def _table_names(conn: apsw.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("select name from sqlite_schema where type='table'")}
+
+
+def _refuse_unless_ours(db_path: Path) -> None:
+    """Raise StoreError unless ``db_path`` is empty or an index this program wrote and can read
+    (R4.5, R4.7). Runs on a read-only connection: nothing here may change a file it refuses."""
+    conn = connect_for_check(db_path)
+    try:
+        version = conn.execute("pragma user_version").fetchall()[0][0]
+        tables = _table_names(conn)
+        producer = None
+        if "index_meta" in tables:
+            rows = conn.execute("select value from index_meta where key='producer'").fetchall()
+            producer = rows[0][0] if rows else None
+    except (apsw.NotADBError, apsw.CorruptError) as exc:
+        raise StoreError(unusable_message(db_path, str(exc))) from exc
+    finally:
+        conn.close()
+    if version == 0 and not tables:
+        return  # an empty file is initialised by the writing connection (R4.7)
+    if producer != PRODUCER:
+        who = f"written by {producer!r}" if producer else "not written by GrooveSeek (Python)"
+        raise StoreError(
+            f"{db_path}: this index file was {who}, for example by the Rust GrooveSeek, which uses the "
+            "same file name. Run `groove index --force` to replace it; the index is rebuilt from the "
+            "files in the knowledge base, so nothing is lost."
+        )
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{db_path}: written by a newer GrooveSeek (schema {version} > {SCHEMA_VERSION}); "
+            "upgrade GrooveSeek or run groove index --force"
+        )
+
 
 def remove_index_files(db_path: Path) -> None:
-    """Delete the index and its WAL/SHM sidecars (R4.33); missing files are fine."""
-    for suffix in ("", "-wal", "-shm"):
+    """Delete the index and its WAL/SHM sidecars (R4.33); missing files are fine.
+
+    Every path is checked before any is removed, so a refusal leaves the set as it was. A directory
+    in one of these places is refused rather than deleted: it may hold anything.
+    """
+    paths = [f"{db_path}{suffix}" for suffix in ("", "-wal", "-shm")]
+    for path in paths:
+        if is_real_directory(path):
+            raise StoreError(directory_message(path))
+    for path in paths:
         try:
-            os.unlink(f"{db_path}{suffix}")
+            os.unlink(path)
         except FileNotFoundError:
             pass
+        except OSError as exc:
+            raise StoreError(
+                f"{path}: cannot be removed: {exc.strerror or exc}. Remove or rename it yourself, "
+                "then run `groove index --force` again."
+            ) from exc
