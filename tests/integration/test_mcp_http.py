@@ -269,7 +269,7 @@ def test_mcp_over_http_end_to_end(served: Served, kb: IndexedKB) -> None:
             assert len((await client.list_prompts()).prompts) == 4
             assert (await client.list_resource_templates()).resource_templates[
                 0
-            ].uri_template == "kb://doc/{+path}"
+            ].uri_template == "kb://doc/{path}"
             uris = [r.uri for r in (await client.list_resources()).resources]
             assert uris == [
                 "kb://topic/concepts",

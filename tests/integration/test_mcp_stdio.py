@@ -154,7 +154,7 @@ def test_lists(remote: Remote) -> None:
                                           "kb://topic/concepts/search", "kb://topic/guides", "kb://topic/notes"]  # fmt: skip
     assert {r.mime_type for r in resources} == {"text/markdown"}
     templates = remote.call("list_resource_templates").resource_templates
-    assert [t.uri_template for t in templates] == ["kb://doc/{+path}"]
+    assert [t.uri_template for t in templates] == ["kb://doc/{path}"]
 
 
 # -- the six tools (R7.6-R7.26) ----------------------------------------------------------------------

@@ -8,7 +8,8 @@ import threading
 from pathlib import Path
 
 import attrs
-from grooveseek.errors import ModelError
+import pytest
+from grooveseek.errors import ModelError, StoreError
 from grooveseek.interfaces import Reranker
 from grooveseek.mcp import tools
 from grooveseek.service import KBService
@@ -55,9 +56,35 @@ def test_other_pipeline_failures_suggest_a_rebuild(tmp_path: Path) -> None:
     svc = make_service(write_kb(tmp_path, {"a.md": f"text{BODY}"}), config())
     try:
         answer = tools.search(svc, "text")  # no index file at all
-        assert answer["error"].startswith("Search failed: No index found at ")
-        assert answer["error"].endswith(". Try running rebuild_index first.")
+        # One sentence pair: no doubled full stop, and the tool's hint instead of the CLI's.
+        assert answer == {
+            "error": f"Search failed: No index found at {svc.app.db}. Try running rebuild_index first."
+        }
         assert tools.list_topics(svc)["error"].startswith("Failed to list topics: No index found at ")
+    finally:
+        svc.close()
+
+
+@pytest.mark.parametrize(
+    ("raised", "message"),
+    [
+        (
+            StoreError("the index is locked."),
+            "Search failed: the index is locked. Try running rebuild_index first.",
+        ),
+        (StoreError("no full stop"), "Search failed: no full stop. Try running rebuild_index first."),
+        (RuntimeError("boom."), "Search failed: RuntimeError: boom. Try running rebuild_index first."),
+    ],
+)
+def test_a_cause_ending_in_a_full_stop_is_not_doubled(tmp_path: Path, monkeypatch, raised, message) -> None:
+    svc = make_service(write_kb(tmp_path, {"a.md": f"text{BODY}"}), config())
+
+    def fail(*_args, **_kwargs):
+        raise raised
+
+    monkeypatch.setattr(svc, "search", fail)
+    try:
+        assert tools.search(svc, "text") == {"error": message}
     finally:
         svc.close()
 

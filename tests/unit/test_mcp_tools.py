@@ -413,9 +413,9 @@ def test_best_practice_section(service: KBService) -> None:
     }
 
 
-@pytest.mark.parametrize(
-    "target", ["cursor", "../claude-code", "claude-code/../claude-code", "", "Claude-Code"]
-)
+# An empty target is not here: "missing/.md" has no extension, a denial that stops the search
+# (R7.19; tests/unit/test_mcp_audit.py).
+@pytest.mark.parametrize("target", ["cursor", "../claude-code", "claude-code/../claude-code", "Claude-Code"])
 def test_best_practice_not_found_hides_the_probed_paths(service: KBService, target: str) -> None:
     assert tools.get_best_practice(service, target) == {
         "error": f"Best-practices document for target '{target}' not found (2 templates tried). Check "

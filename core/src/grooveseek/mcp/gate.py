@@ -10,12 +10,14 @@ request never reaches the SDK, so it never takes a session seat.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ipaddress
 import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 from starlette.datastructures import Headers
@@ -168,7 +170,13 @@ class GatePolicy:
 
 
 class RefusalLog:
-    """At most one log line a minute per gate, carrying how many refusals it stands for (R7.49)."""
+    """At most one log line a minute per gate, carrying how many refusals it stands for (R7.49).
+
+    The first refusal after a quiet minute is logged at once; later ones are held back and counted.
+    A held-back count must not depend on more traffic arriving to be written, so ``flush_due``
+    (called by the gate's periodic check) writes it once its minute has passed, and ``close``
+    writes whatever is left when the server stops.
+    """
 
     def __init__(self, what: str, clock: Callable[[], float] = time.monotonic) -> None:
         self.what = what
@@ -176,16 +184,34 @@ class RefusalLog:
         self._lock = threading.Lock()
         self._last: float | None = None
         self._pending = 0
+        self._latest: str | None = None
 
     def refused(self, value: str | None) -> bool:
         """Count one refusal; log it (and returns True) unless a line went out in the last minute."""
         with self._lock:
             self._pending += 1
-            now = self._clock()
-            if self._last is not None and now - self._last < REFUSAL_LOG_INTERVAL:
-                return False
-            count, self._pending, self._last = self._pending, 0, now
-        shown = "(missing)" if value is None else repr(value)  # logged, never echoed to the client
+            self._latest = value
+            return self._emit(force=False)
+
+    def flush_due(self) -> bool:
+        """Log the held-back count if its minute has passed; True when a line was written."""
+        with self._lock:
+            return self._emit(force=False)
+
+    def close(self) -> bool:
+        """Log the held-back count now, whatever the interval: after this there is no later line."""
+        with self._lock:
+            return self._emit(force=True)
+
+    def _emit(self, *, force: bool) -> bool:
+        # Called with the lock held, so two threads cannot both write the same count.
+        if not self._pending:
+            return False
+        now = self._clock()
+        if not force and self._last is not None and now - self._last < REFUSAL_LOG_INTERVAL:
+            return False
+        count, self._pending, self._last = self._pending, 0, now
+        shown = "(missing)" if self._latest is None else repr(self._latest)  # logged, never echoed
         log.warning(
             "refused %d request(s) whose %s header is not allowed; latest: %s", count, self.what, shown
         )
@@ -209,15 +235,69 @@ async def _plain(send: Send, status: int, body: str, headers: Sequence[tuple[byt
 
 
 class Gate:
-    """ASGI middleware: Host, then Origin, on ``/mcp``; Host on ``/healthz`` unless it is public."""
+    """ASGI middleware: Host, then Origin, on ``/mcp``; Host on ``/healthz`` unless it is public.
 
-    def __init__(self, app: ASGIApp, policy: GatePolicy) -> None:
+    It also sees the server's lifespan: while the server runs, a background task writes held-back
+    refusal counts once their minute has passed, and shutdown writes what is left (R7.49).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        policy: GatePolicy,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
         self.app = app
         self.policy = policy
-        self.host_log = RefusalLog("Host")
-        self.origin_log = RefusalLog("Origin")
+        self.host_log = RefusalLog("Host", clock)
+        self.origin_log = RefusalLog("Origin", clock)
+        self._sleep = sleep
+
+    def flush_due(self) -> None:
+        """Write any held-back refusal count whose minute has passed."""
+        self.host_log.flush_due()
+        self.origin_log.flush_due()
+
+    def close(self) -> None:
+        """Write every held-back refusal count; for shutdown."""
+        self.host_log.close()
+        self.origin_log.close()
+
+    async def _flush_periodically(self) -> None:
+        while True:
+            await self._sleep(REFUSAL_LOG_INTERVAL)
+            self.flush_due()
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The lifespan call lasts from startup to shutdown, so it brackets the periodic check. The
+        # counts are written when the shutdown message arrives, not after the call returns: by then
+        # the server may be tearing its event loop down.
+        flusher = asyncio.create_task(self._flush_periodically())
+
+        async def stop() -> None:
+            if not flusher.done():
+                flusher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await flusher
+            self.close()
+
+        async def watched_receive() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                await stop()
+            return message
+
+        try:
+            await self.app(scope, watched_receive, send)
+        finally:
+            await stop()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -2,14 +2,19 @@
 
 One predicate (``ServableRules.servable``) decides what is offered: it fills the listing, gives search
 hits their ``uri`` and gates ``resources/read``, so the three never disagree (R7.27). Reads are
-narrower than ``get_document``: only an indexed, servable document, and then through the same
-checks (``docread.read_document``, R7.32). Every refusal is the same "resource not found", so a
-client cannot tell whether a file exists there (R7.33).
+narrower than ``get_document``: only an indexed, servable document, never one the KB's current
+``.grooveignore`` excludes, and then through the same checks (``docread.read_document``, R7.32).
+Every refusal is the same "resource not found", so a client cannot tell whether a file exists there
+(R7.33).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+import threading
+from pathlib import Path
 
 import attrs
 
@@ -18,11 +23,16 @@ from ..names import is_addressable
 from ..registry import Registry
 from ..service import KBService
 from ..store.serving import ServingRow
+from ..walker import GROOVEIGNORE_NAME, IgnoreRules, load_grooveignore
 from .docread import BINARY_READ_CAP, DECOMPRESSION_BUDGET, TEXT_READ_CAP, DocumentRefused, read_document
+
+log = logging.getLogger("grooveseek.mcp")
 
 DOC_SCHEME = "kb://doc/"
 TOPIC_SCHEME = "kb://topic/"
-DOC_TEMPLATE = "kb://doc/{+path}"  # RFC 6570 reserved expansion: the path keeps its "/"
+# R7.29's spelling. A client expanding it by RFC 6570 simple expansion sends "/" as "%2F"; reads
+# percent-decode before any check (R7.30), so that and a literal "/" name the same document.
+DOC_TEMPLATE = "kb://doc/{path}"
 TOPIC_MIME = "text/markdown"
 TRUNCATION_NOTICE = (
     "\n\n---\n\n*[groove] Truncated: the extracted text exceeded 1 MiB. Search covers the indexed text; "
@@ -102,22 +112,72 @@ def group_prefix(path: str) -> str:
     return segments[0] if len(segments) == 2 else f"{segments[0]}/{segments[1]}"
 
 
+_FileKey = tuple[int, int, int]  # (st_mtime_ns, st_size, st_ino)
+
+
+class _IgnoreCache:
+    """The KB's current ``.grooveignore`` rules, re-read only when the file's stat key changes.
+
+    The index keeps a newly ignored document until the next index run, so the servable predicate
+    asks the file itself (R7.32); every listing, search and read builds the predicate, and the key
+    keeps that to one ``lstat`` instead of a read and a parse.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[Path, tuple[_FileKey, IgnoreRules | None]] = {}
+
+    def rules(self, kb: Path) -> IgnoreRules | None:
+        try:
+            st = os.lstat(kb / GROOVEIGNORE_NAME)
+        except OSError:  # no file, no rules (R2.12)
+            with self._lock:
+                self._entries.pop(kb, None)
+            return None
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        with self._lock:
+            cached = self._entries.get(kb)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        # Keyed by the stat taken before the read: a write racing the read changes the key, so the
+        # next call reads again rather than keeping stale rules.
+        rules = load_grooveignore(kb, lambda message: log.info("resources: %s", message))
+        with self._lock:
+            self._entries[kb] = (key, rules)
+        return rules
+
+
+_IGNORE_CACHE = _IgnoreCache()
+
+
+def _ignored(rules: IgnoreRules, rel: str) -> bool:
+    # As in the walk: an ignored directory hides everything beneath it (R2.16), so every ancestor
+    # is asked as a directory before the file itself.
+    segments = rel.split("/")
+    ancestors = ("/".join(segments[: i + 1]) for i in range(len(segments) - 1))
+    return any(rules.ignores(d, True) for d in ancestors) or rules.ignores(rel, False)
+
+
 @attrs.frozen
 class ServableRules:
     """R7.27: the one predicate for "this document is offered"."""
 
     registry: Registry
     binary_offered: bool
+    ignore: IgnoreRules | None = None
 
     @classmethod
     def for_app(cls, app: App) -> ServableRules:
         # Above the built-in budget, the recorded raw size cannot tell which binary documents a read
         # (which always uses the built-in budget) would accept, so none is offered.
-        return cls(app.registry, app.config.index.max_decompressed_size <= DECOMPRESSION_BUDGET)
+        binary_offered = app.config.index.max_decompressed_size <= DECOMPRESSION_BUDGET
+        return cls(app.registry, binary_offered, _IGNORE_CACHE.rules(app.kb))
 
     def servable(self, row: ServingRow) -> bool:
         if not is_addressable(row.path):
             return False
+        if self.ignore is not None and _ignored(self.ignore, row.path):
+            return False  # R7.32: ignored since the last index run; get_document still reads it
         parser = self.registry.parser_for(row.path)
         if parser is None:
             return False

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from ..errors import GrooveError, ModelError, RerankError, SearchError
+from ..index.guard import no_index_message
 from ..names import is_addressable
 from ..search.filters import validate_filters
 from ..search.request import resolve_request
@@ -39,6 +40,20 @@ BEST_PRACTICE_NOT_CONFIGURED = (
 
 def _error(message: str) -> Json:
     return {"error": message}
+
+
+def _search_failed(service: KBService, cause: str) -> Json:
+    """R7.7: ``Search failed: <cause>. Try running rebuild_index first.`` as one sentence pair.
+
+    Causes often end in a full stop of their own, which would double up before the hint. The missing
+    index's cause also carries a CLI hint (``groove index ...``) that would compete with the tool's
+    own: an MCP client is told about ``rebuild_index`` only.
+    """
+    db = service.app.db
+    missing, location = no_index_message(db, service.app.kb), f"No index found at {db}"
+    if cause == missing and missing.startswith(location):
+        cause = location
+    return _error(f"Search failed: {cause.rstrip().removesuffix('.')}. Try running rebuild_index first.")
 
 
 # -- search ------------------------------------------------------------------------------------------
@@ -159,10 +174,10 @@ def search(service: KBService, query: str, **args: Any) -> Json:
     except ModelError as exc:  # every other model failure in a search is the query embedding (R7.7)
         return _error(f"Failed to embed query: {exc}")
     except GrooveError as exc:
-        return _error(f"Search failed: {exc}. Try running rebuild_index first.")
+        return _search_failed(service, str(exc))
     except Exception as exc:  # never a traceback to the client (R7.3)
         log.exception("search failed")
-        return _error(f"Search failed: {type(exc).__name__}: {exc}. Try running rebuild_index first.")
+        return _search_failed(service, f"{type(exc).__name__}: {exc}")
     return response.as_dict()
 
 
@@ -276,10 +291,10 @@ def get_best_practice(service: KBService, target: str, category: str | None = No
             )
             break
         except DocumentRefused as exc:
-            # "Not found" and an extension outside the parser set (decided without the disk: this
-            # template can never serve) move on; a refusal of a file that is there, a symlink
-            # above all, stops the search (R7.19).
-            if exc.kind not in ("not_found", "extension"):
+            # Only "not found" moves on (R7.19). Every other refusal, an extension outside the
+            # parser set included, is a misconfigured template or a denied file: skipping it would
+            # silently serve a later template instead, so it is answered as get_document would.
+            if exc.kind != "not_found":
                 return _error(str(exc))
     if found is None:
         return _error(
