@@ -11,11 +11,16 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from grooveseek import hookspecs
 from grooveseek.config import GrooveConfig
 from grooveseek.errors import PluginLoadError
-from grooveseek.plugins import PluginSelection, load_plugins, plugin_report
+from grooveseek.plugins import (
+    MissingPluginError,
+    PluginSelection,
+    check_selected,
+    load_plugins,
+    plugin_report,
+)
 from grooveseek.registry import Registry
 
 PARSER_SRC = """
@@ -103,8 +108,53 @@ def test_id_must_equal_entry_point_name(site):
 def test_api_version_mismatch_is_refused(site):
     _parser_dist(site, "fake-old", "old", "fakeplug_old", api=0)
     plugins = load_plugins(PluginSelection(parsers=("old",)))
-    with pytest.raises(PluginLoadError, match="plugin API version 0 does not match"):
+    with pytest.raises(PluginLoadError, match="plugin API version 0 does not match") as err:
         Registry.build(plugins, GrooveConfig())
+    message = str(err.value)
+    assert "fake-old" in message  # R1.37: the distribution, and both versions
+    assert "plugin API version 1" in message
+
+
+def test_id_differing_only_in_case_is_refused(site):
+    # Lookups use the lowercase entry-point name, so "WID" would be accepted and never matched.
+    _dist(site, "fake-wid", {"grooveseek.parsers": {"wid": "fakeplug_wid"}},
+          {"fakeplug_wid": PARSER_SRC.format(pid="WID", api=1)})  # fmt: skip
+    plugins = load_plugins(PluginSelection(parsers=("wid",)))
+    with pytest.raises(PluginLoadError) as err:
+        Registry.build(plugins, GrooveConfig())
+    assert "registered parser id 'WID', but its entry point is named 'wid'" in str(err.value)
+    assert "(ids are lowercase)" in str(err.value)
+
+
+SMUGGLER_SRC = """
+from grooveseek import hookimpl
+from grooveseek.testing import FakeEmbedder
+
+@hookimpl
+def register_embedders(register, config):
+    register(FakeEmbedder())
+"""
+
+
+def test_entry_point_cannot_register_through_another_groups_hook(site):
+    _dist(site, "fake-crs", {"grooveseek.parsers": {"crs": "fakeplug_crs"}}, {"fakeplug_crs": SMUGGLER_SRC})
+    plugins = load_plugins(PluginSelection(parsers=("crs",)))
+    with pytest.raises(PluginLoadError) as err:
+        Registry.build(plugins, GrooveConfig())
+    message = str(err.value)
+    assert message.startswith("parsers.crs: ")
+    assert "register_embedders" in message and "register_parsers" in message
+
+
+def test_check_selected_reads_metadata_only(site):
+    _dist(site, "fake-emb", {"grooveseek.embedders": {"emb-x": "fakeplug_emb"}},
+          {"fakeplug_emb": "raise RuntimeError('must not be imported')\n"})  # fmt: skip
+    check_selected(PluginSelection(parsers=("md",), embedder="emb-x"))
+    assert "fakeplug_emb" not in sys.modules
+    with pytest.raises(MissingPluginError) as err:
+        check_selected(PluginSelection(parsers=("md",), embedder="emb-y"))
+    assert (err.value.kind, err.value.pid) == ("embedders", "emb-y")
+    assert "emb-x" in err.value.installed
 
 
 def test_two_distributions_claiming_one_id(site):
@@ -139,8 +189,33 @@ def test_report_reads_metadata_without_importing(site):
     rows = plugin_report(PluginSelection(parsers=("md",)))
     row = next(r for r in rows if r["id"] == "aaa")
     assert row == {"group": "parsers", "id": "aaa", "module": "fakeplug_aaa", "distribution": "fake-aaa",
-                   "version": "1.0", "enabled": False}  # fmt: skip
+                   "version": "1.0", "enabled": False, "loaded": False}  # fmt: skip
     assert "fakeplug_aaa" not in sys.modules
+
+
+def test_report_marks_what_the_loader_imported(site):
+    _parser_dist(site, "fake-aaa", "aaa", "fakeplug_aaa")
+    _parser_dist(site, "fake-bbb", "bbb", "fakeplug_bbb")
+    selection = PluginSelection(parsers=("aaa", "bbb"))
+    plugins = load_plugins(PluginSelection(parsers=("aaa",)))
+    rows = {r["id"]: r for r in plugin_report(selection, plugins.loaded)}
+    # bbb is enabled by the selection but this loader never imported it.
+    assert (rows["aaa"]["enabled"], rows["aaa"]["loaded"]) == (True, True)
+    assert (rows["bbb"]["enabled"], rows["bbb"]["loaded"]) == (True, False)
+
+
+def test_report_grammar_sharing_a_parser_id_is_not_enabled(site):
+    _parser_dist(site, "fake-p", "xyz", "fakeplug_p")
+    _dist(site, "fake-g", {"grooveseek.grammars": {"xyz": "fakeplug_g"}}, {"fakeplug_g": "X = 1\n"})
+    rows = {(r["group"], r["id"]): r for r in plugin_report(PluginSelection(parsers=("md", "xyz")))}
+    assert rows[("parsers", "xyz")]["enabled"] is True
+    assert rows[("grammars", "xyz")]["enabled"] is False
+
+
+def test_report_enables_a_grammar_without_a_parser_of_that_id(site):
+    _dist(site, "fake-g", {"grooveseek.grammars": {"qqq": "fakeplug_g"}}, {"fakeplug_g": "X = 1\n"})
+    rows = {(r["group"], r["id"]): r for r in plugin_report(PluginSelection(parsers=("md", "qqq")))}
+    assert rows[("grammars", "qqq")]["enabled"] is True
 
 
 def test_trace_plugins_logs_hook_calls(site, monkeypatch, capsys):

@@ -25,7 +25,7 @@ from .console import echo_err
 from .errors import GrooveError, PluginLoadError
 from .index.guard import db_path_for
 from .interfaces import Embedder, Reranker
-from .plugins import PluginSelection, load_plugins
+from .plugins import LoadedPlugins, MissingPluginError, PluginSelection, check_selected, load_plugins
 from .registry import Registry
 
 log = logging.getLogger("grooveseek.config")
@@ -64,19 +64,47 @@ def load_checked_config(config_path: str | None) -> LoadedConfig:
     return loaded
 
 
-def build_app(
-    config_path: str | None,
-    kb_path: str | None,
-    *,
-    model: str | None = None,
-    reranker: str | None = None,
-    with_embedder: bool = True,
-) -> App:
-    """Validate config, plugins and the KB path; nothing is opened or loaded yet."""
-    loaded = load_checked_config(config_path)
-    selection = plugin_selection(loaded.config, model=model, reranker=reranker)
-    if not with_embedder:
-        selection = attrs.evolve(selection, embedder=None, reranker=None)
+def _missing_id_message(exc: MissingPluginError, loaded: LoadedConfig, source: str | None) -> str:
+    """Name the flag or config key that selected a missing embedder or reranker (R1.4, R0.18)."""
+    problem = f'"{exc.pid}": no installed package provides this {exc.what}; {exc.installed_text()}.'
+    install = f"pip install {exc.hint}" if exc.hint else None
+    if source is None:
+        return str(exc)
+    if source.startswith("--"):  # a flag: no file is involved
+        fix = "Pass one of them" + (f", or install it with: {install}" if install else "")
+        return f"{source} {problem} {fix}."
+    if source == "default":  # no key chose it, so there is no key to blame
+        fix = (f"Install it with: {install}, or set" if install else "Set") + " model to an installed id"
+        return f"model (built-in default) {problem} {fix}."
+    if source == "[embedding].provider":
+        fix = f"Install it with: {install}" if install else 'Set [embedding].provider = "fastembed"'
+    else:
+        fix = f"Set {source} to one of them" + (f", or install it with: {install}" if install else "")
+    cause = f"{source} = {problem} {fix}."
+    return f"{loaded.path}: invalid config\n{cause}" if loaded.path else cause
+
+
+def check_selection(loaded: LoadedConfig, selection: PluginSelection) -> None:
+    """Refuse a selected embedder or reranker that is not installed, from metadata alone.
+
+    Runs for every command, including those that load no model (``status``), so a bad id fails
+    before anything is opened (R1.6) while no plugin is imported (R1.39).
+
+    Raises:
+        PluginLoadError: naming the config file and key, or the flag, that selected the id.
+    """
+    try:
+        check_selected(selection)
+    except MissingPluginError as exc:
+        source = selection.embedder_from if exc.kind == "embedders" else selection.reranker_from
+        raise PluginLoadError(_missing_id_message(exc, loaded, source)) from exc
+
+
+def load_registry(loaded: LoadedConfig, selection: PluginSelection) -> tuple[LoadedPlugins, Registry]:
+    """Import exactly the selected plugins and build the registry; every failure is a PluginLoadError.
+
+    Call ``check_selection`` first so a missing id names where it came from.
+    """
     try:
         plugins = load_plugins(selection)
         registry = Registry.build(plugins, loaded.config)
@@ -96,5 +124,27 @@ def build_app(
         raise PluginLoadError(
             f"reranker {selection.reranker!r}: its plugin loaded but registered no reranker with that id"
         )
+    return plugins, registry
+
+
+def build_app(
+    config_path: str | None,
+    kb_path: str | None,
+    *,
+    model: str | None = None,
+    reranker: str | None = None,
+    with_embedder: bool = True,
+) -> App:
+    """Validate config, plugins and the KB path; nothing is opened or loaded yet.
+
+    With ``with_embedder=False`` the embedder and reranker are still checked against installed
+    metadata, but not imported.
+    """
+    loaded = load_checked_config(config_path)
+    selection = plugin_selection(loaded.config, model=model, reranker=reranker)
+    check_selection(loaded, selection)
+    if not with_embedder:
+        selection = attrs.evolve(selection, embedder=None, reranker=None)
+    _, registry = load_registry(loaded, selection)
     kb = resolve_kb_path(loaded, kb_path)
     return App(loaded=loaded, selection=selection, registry=registry, kb=kb, db=db_path_for(kb))

@@ -3,7 +3,9 @@
 ``load_plugins`` builds a fresh pluggy PluginManager, registers the built-ins, then imports exactly
 the entry points the ``PluginSelection`` names (R1.32). An unknown id errors with the installed
 ids; an enabled plugin that fails to import is a hard error (R1.34); two distributions claiming one
-id is an error naming both (R1.35). ``plugin_report`` lists what is installed from metadata alone.
+id is an error naming both (R1.35). ``check_selected`` verifies the embedder and reranker ids
+against installed metadata without importing anything, so commands that load no model (``status``)
+still refuse a missing id (R1.6). ``plugin_report`` lists what is installed from metadata alone.
 """
 
 from __future__ import annotations
@@ -50,12 +52,36 @@ RERANKER_HINTS = {"bge-v2-m3": "groove-fastembed", "jina-v2-ml": "groove-fastemb
 
 @attrs.frozen
 class PluginSelection:
-    """Which plugin ids the effective config needs, per kind."""
+    """Which plugin ids the effective config needs, per kind.
+
+    ``embedder_from`` and ``reranker_from`` say where each id came from (a flag such as
+    ``--model``, a config key such as ``[embedding].model``, or ``default``) so a missing id can be
+    reported against what the user wrote (R1.4, R0.18). They take no part in equality.
+    """
 
     parsers: tuple[str, ...] = ("md",)
     embedder: str | None = None
     reranker: str | None = None
     chunkers: tuple[str, ...] = ()
+    embedder_from: str | None = attrs.field(default=None, eq=False)
+    reranker_from: str | None = attrs.field(default=None, eq=False)
+
+
+class MissingPluginError(PluginLoadError):
+    """A selected embedder, reranker or chunker id that no installed entry point provides.
+
+    Keeps the parts of the message so the caller can name the flag or config key the id came from.
+    """
+
+    def __init__(self, kind: str, pid: str, what: str, installed: list[str], hint: str | None) -> None:
+        self.kind, self.pid, self.what, self.installed, self.hint = kind, pid, what, installed, hint
+        super().__init__(
+            f"{what} {pid!r} is not provided by any installed package; {self.installed_text()}."
+            + (f" Install it with: pip install {hint}." if hint else "")
+        )
+
+    def installed_text(self) -> str:
+        return f"installed {self.kind}: {', '.join(self.installed) or 'none'}"
 
 
 @attrs.frozen
@@ -138,12 +164,24 @@ def _resolve_single(kind: str, pid: str, hints: dict[str, str], what: str) -> tu
     available = installed_entry_points(kind)
     eps = available.get(pid)
     if not eps:
-        hint = f" Install it with: pip install {hints[pid]}." if pid in hints else ""
-        raise PluginLoadError(
-            f"{what} {pid!r} is not provided by any installed package; installed {kind}: "
-            f"{', '.join(sorted(available)) or 'none'}.{hint}"
-        )
+        raise MissingPluginError(kind, pid, what, sorted(available), hints.get(pid))
     return (kind, pid, _unique(kind, pid, eps))
+
+
+def check_selected(selection: PluginSelection) -> None:
+    """Check that the selected embedder and reranker are installed, from metadata alone.
+
+    Commands that load no model still call this, so a misspelled id fails everywhere the same way
+    (R1.6) while nothing is imported (R1.39).
+
+    Raises:
+        MissingPluginError: no installed entry point provides the id.
+        PluginLoadError: two installed distributions claim it (R1.35).
+    """
+    if selection.embedder:
+        _resolve_single("embedders", selection.embedder, EMBEDDER_HINTS, "embedding model")
+    if selection.reranker and selection.reranker != "none":
+        _resolve_single("rerankers", selection.reranker, RERANKER_HINTS, "reranker")
 
 
 def _trace(pm: pluggy.PluginManager) -> None:
@@ -197,21 +235,30 @@ def load_plugins(selection: PluginSelection, *, extra: Iterable[tuple[str, objec
     )
 
 
-def plugin_report(selection: PluginSelection) -> list[dict[str, Any]]:
-    """Every installed entry point, per group, with distribution, version and enabled flag (R8.30).
+def plugin_report(selection: PluginSelection, loaded: Iterable[LoadedPlugin] = ()) -> list[dict[str, Any]]:
+    """Every installed entry point, per group, with distribution, version, enabled and loaded (R8.30).
 
     Reads package metadata only; imports nothing.
+
+    Args:
+        selection: What the effective config enables.
+        loaded: The loader's record of what it imported (``LoadedPlugins.loaded``); a row is
+            ``loaded`` only when the loader imported that very entry point.
     """
+    parsers = installed_entry_points("parsers")
     enabled = {
         "parsers": set(selection.parsers),
-        "grammars": set(selection.parsers),
+        # An id in both groups is resolved as a parser (and refused, R1.35), never as a grammar.
+        "grammars": {pid for pid in selection.parsers if pid not in parsers},
         "embedders": {selection.embedder} if selection.embedder else set(),
         "rerankers": {selection.reranker} if selection.reranker else set(),
         "chunkers": set(selection.chunkers),
     }
+    imported = {(p.kind, p.id, p.module, p.distribution) for p in loaded}
     rows = []
     for kind in ("parsers", "grammars", "chunkers", "embedders", "rerankers"):
-        for name, eps in sorted(installed_entry_points(kind).items()):
+        found = parsers if kind == "parsers" else installed_entry_points(kind)
+        for name, eps in sorted(found.items()):
             for ep in eps:
                 rows.append(
                     {
@@ -221,6 +268,7 @@ def plugin_report(selection: PluginSelection) -> list[dict[str, Any]]:
                         "distribution": _dist_name(ep),
                         "version": ep.dist.version if ep.dist else None,
                         "enabled": name in enabled[kind],
+                        "loaded": (kind, name, ep.value, _dist_name(ep)) in imported,
                     }
                 )
     return rows

@@ -30,7 +30,12 @@ def format_option(choices: tuple[str, ...], default: str) -> Callable[[F], F]:
 
 
 def effective_config_path(ctx: click.Context, config_path: str | None) -> str | None:
-    if config_path:
+    """The ``--config`` given after the subcommand, else the one before it, else None (discovery).
+
+    ``is not None``, not truthiness: an empty ``--config ''`` must reach the loader and be refused
+    there (R1.8), never silently mean discovery.
+    """
+    if config_path is not None:
         return config_path
     return (ctx.find_root().obj or {}).get("config")
 

@@ -1,14 +1,15 @@
-"""``groove plugins``: what is installed, enabled and loadable (SPEC R8.30)."""
+"""``groove plugins``: what is installed, enabled and loaded (SPEC R1.40, R8.30)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from ..app import load_checked_config
+from ..app import check_selection, load_checked_config, load_registry
 from ..config import plugin_selection
 from ..errors import GrooveError
-from ..plugins import load_plugins, plugin_report
-from ..registry import Registry
+from ..plugins import LoadedPlugin, plugin_report
 from .options import config_option, dump_json, effective_config_path, format_option
 
 LICENCE_NOTES = {
@@ -16,29 +17,40 @@ LICENCE_NOTES = {
 }
 
 
+def _text_row(row: dict[str, Any]) -> str:
+    enabled = "enabled" if row["enabled"] else "-"
+    loaded = "loaded" if row["loaded"] else "-"
+    note = f"  ({row['licence_note']})" if "licence_note" in row else ""
+    return (
+        f"{enabled:<8} {loaded:<7} {row['group']:<10} {row['id']:<20} "
+        f"{row['distribution']} {row['version']}{note}"
+    )
+
+
 @click.command("plugins")
 @config_option
 @format_option(("text", "json"), "text")
 @click.pass_context
 def plugins_command(ctx: click.Context, config_path: str | None, fmt: str) -> None:
-    """List installed plugins per group, and whether the effective config enables them."""
-    loaded = load_checked_config(effective_config_path(ctx, config_path))
-    selection = plugin_selection(loaded.config)
-    rows = plugin_report(selection)
+    """List installed plugins per group, whether the effective config enables them, and what loaded."""
+    loaded_config = load_checked_config(effective_config_path(ctx, config_path))
+    selection = plugin_selection(loaded_config.config)
+    error = None
+    imported: tuple[LoadedPlugin, ...] = ()
+    try:
+        check_selection(loaded_config, selection)
+        # Only what a successful load accepted counts as loaded: after an error nothing is usable.
+        imported = load_registry(loaded_config, selection)[0].loaded
+    except GrooveError as exc:
+        error = str(exc)
+    rows = plugin_report(selection, imported)
     for row in rows:
         if row["id"] in LICENCE_NOTES:
             row["licence_note"] = LICENCE_NOTES[row["id"]]
-    error = None
-    try:
-        Registry.build(load_plugins(selection), loaded.config)
-    except GrooveError as exc:
-        error = str(exc)
     if fmt == "json":
         click.echo(dump_json({"plugins": rows, "error": error}))
     else:
         for row in rows:
-            mark = "enabled " if row["enabled"] else "        "
-            note = f"  ({row['licence_note']})" if "licence_note" in row else ""
-            click.echo(f"{mark}{row['group']:<10} {row['id']:<20} {row['distribution']} {row['version']}{note}")
+            click.echo(_text_row(row))
     if error:
         raise click.ClickException(error)

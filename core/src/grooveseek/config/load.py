@@ -23,7 +23,18 @@ _LAUNCHER_NAMES = ("groove", "groove.exe")
 
 
 def _explicit_path(explicit: str, cwd: Path, home: Path) -> Path:
-    path = Path(os.path.normpath(cwd / expand_user(explicit, home)))
+    if not explicit:
+        # An empty value joins to the working directory; say what is wrong instead.
+        raise ConfigError(
+            "--config is empty; name a groove.toml file, or leave --config out to use discovery"
+        )
+    joined = Path(os.path.join(cwd, expand_user(explicit, home)))
+    # Resolve the directory part as the OS does (symlinks first, then ".."), never as text; the
+    # file name itself is kept, so a symlinked groove.toml still counts as living where it was named.
+    if joined.name in ("", ".."):
+        path = Path(os.path.realpath(joined))
+    else:
+        path = Path(os.path.realpath(joined.parent)) / joined.name
     if not path.exists():
         # R1.8: never fall back to discovery, or a typo would silently load another file.
         raise ConfigError(f"--config path not found: {path}")

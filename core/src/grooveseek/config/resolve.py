@@ -30,7 +30,8 @@ def resolve_kb_path(loaded: LoadedConfig, cli_kb_path: str | None, cwd: Path | N
     """
     if cli_kb_path is not None:
         base = cwd if cwd is not None else Path.cwd()
-        candidate = Path(os.path.normpath(Path(base) / cli_kb_path))
+        # No textual normalisation: "lnk/.." must mean the parent of lnk's target, as the OS sees it.
+        candidate = Path(os.path.join(base, cli_kb_path))
     elif loaded.config.kb_path is not None:
         candidate = Path(loaded.config.kb_path)
     else:
@@ -57,17 +58,26 @@ def plugin_selection(
     Returns:
         Parsers from ``[parsers].enabled``; the embedder by R5.5 (``--model`` >
         ``provider = "openai-compatible"`` > ``[embedding].model`` > ``model``); the reranker, or
-        None when it is ``none``.
+        None when it is ``none``. Each of the two also records the flag or key it came from, or
+        ``default`` for the built-in value.
     """
     if model is not None:
-        embedder = model
+        embedder, embedder_from = model, "--model"
     elif config.embedding.provider == "openai-compatible":
-        embedder = "openai-compatible"
+        embedder, embedder_from = "openai-compatible", "[embedding].provider"
+    elif config.embedding.model:
+        embedder, embedder_from = config.embedding.model, "[embedding].model"
     else:
-        embedder = config.embedding.model or config.model
-    chosen = reranker if reranker is not None else config.reranker
+        embedder = config.model
+        embedder_from = "default" if embedder == GrooveConfig().model else "model"
+    if reranker is not None:
+        chosen, reranker_from = reranker, "--reranker"
+    else:
+        chosen, reranker_from = config.reranker, "reranker"
     return PluginSelection(
         parsers=config.parsers.enabled,
         embedder=embedder,
         reranker=None if chosen == "none" else chosen,
+        embedder_from=embedder_from,
+        reranker_from=reranker_from,
     )

@@ -88,8 +88,12 @@ def expand_user(value: str, home: Path) -> str:
 
 
 def absolute_path(value: str, base: Path, home: Path) -> str:
-    """R1.3: a relative path resolves against ``base`` (the config file's directory)."""
-    return os.path.normpath(os.path.join(base, expand_user(value, home)))
+    """R1.3: a relative path resolves against ``base`` (the config file's directory).
+
+    Symlinks are followed component by component (realpath) instead of collapsing ``..`` as text,
+    which would give a different directory than the OS does when a component is a symlink.
+    """
+    return os.path.realpath(os.path.join(base, expand_user(value, home)))
 
 
 def parse_bind(value: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
