@@ -142,3 +142,23 @@ def test_fail_on_frontmatter_error_names_the_files_in_the_summary(tmp_path: Path
         assert error.endswith("is true: bad0.md; fix their frontmatter")
     else:
         assert "bad0.md, bad1.md, bad2.md, bad3.md, bad4.md and 2 more; fix their frontmatter" in error
+
+
+def test_unparsed_frontmatter_leaves_the_topic_empty_through_a_rename(tmp_path: Path) -> None:
+    """R3.21: title, date, topic and depth are empty, the path-derived topic included."""
+    kb = make_kb(tmp_path)
+    kb.write("deep/garden/broken.md", f"---\ntitle: [broken\n---\n\n## Body\n\nText {BODY}.\n")
+    kb.write("deep/garden/fine.md", f"## Body\n\nOther text {BODY}.\n")
+    kb.run()
+
+    def topics() -> dict[str, str | None]:
+        store = open_for_index(db_path_for(kb.root), force=False)
+        try:
+            return dict(store.conn.execute("select path, topic from documents").fetchall())
+        finally:
+            store.close()
+
+    assert topics() == {"deep/garden/broken.md": None, "deep/garden/fine.md": "garden"}
+    (kb.root / "deep" / "garden").rename(kb.root / "deep" / "orchard")
+    assert kb.run().renamed == 2
+    assert topics() == {"deep/orchard/broken.md": None, "deep/orchard/fine.md": "orchard"}

@@ -347,13 +347,16 @@ class Indexer:
     def _record(self, rel: str, parser: Parser, doc: ParsedDocument, digest: str, size: int) -> DocumentRecord:
         category, path_topic = category_topic(rel)
         from_fm = doc.frontmatter is not None and "title" in doc.frontmatter
+        # R3.21: unparsed frontmatter leaves the topic empty, the path's included; counting it as
+        # the frontmatter's choice keeps a rename from filling in the path topic later (R4.22).
+        unparsed = doc.frontmatter_unparsed is not None
         return DocumentRecord(
             path=rel,
             parser_id=parser.id,
             title=doc.title,
             title_from_filename=doc.title is not None and not from_fm and doc.title == filename_title(rel),
-            topic=doc.topic if doc.topic is not None else path_topic,
-            topic_from_frontmatter=doc.topic is not None,
+            topic=None if unparsed else doc.topic if doc.topic is not None else path_topic,
+            topic_from_frontmatter=unparsed or doc.topic is not None,
             category=category,
             depth=doc.depth,
             tags=effective_tags(doc.tags, doc.system_tags),
