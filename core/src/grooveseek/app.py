@@ -1,7 +1,9 @@
 """Builds what a command needs, in the fixed order config → plugins → registry → embedder (R1.6, R8.8).
 
-Everything is validated before the index is opened or a model is loaded, so a rejected config
-leaves no database behind. Commands receive an ``App`` value and never load plugins themselves.
+Everything is validated before the index is opened or a model is loaded, including the model
+settings the selected embedder and reranker can check without loading (their ``validate()``
+hook), so a rejected config leaves no database behind. Commands receive an ``App`` value and
+never load plugins themselves.
 """
 
 from __future__ import annotations
@@ -127,6 +129,38 @@ def load_registry(loaded: LoadedConfig, selection: PluginSelection) -> tuple[Loa
     return plugins, registry
 
 
+def validate_models(selection: PluginSelection, registry: Registry) -> None:
+    """Run the selected embedder's and reranker's ``validate()`` hook, before any index exists (R1.6).
+
+    Settings that only fail when the model loads (a relative FASTEMBED_CACHE_DIR, R0.9) would
+    otherwise surface after a command has created the database, leaving an empty index behind.
+    The hook's own ConfigError/ModelError passes through unchanged; anything else is a plugin
+    bug and becomes a PluginLoadError naming the id.
+
+    Raises:
+        GrooveError: whatever the plugin raised, or PluginLoadError for a non-GrooveSeek exception.
+    """
+    chosen: list[tuple[str, Embedder | Reranker]] = []
+    if selection.embedder:
+        chosen.append(("embedding model", registry.embedders[selection.embedder]))
+    if selection.reranker:
+        chosen.append(("reranker", registry.rerankers[selection.reranker]))
+    for what, obj in chosen:
+        # getattr: an object registered as a virtual subclass need not inherit the default no-op.
+        check = getattr(obj, "validate", None)
+        if check is None:
+            continue
+        try:
+            check()
+        except GrooveError:
+            raise
+        except Exception as exc:
+            raise PluginLoadError(
+                f"{what} {obj.id!r}: its validate() failed with {type(exc).__name__}: {exc}; "
+                "this is a bug in the plugin that provides it"
+            ) from exc
+
+
 def build_app(
     config_path: str | None,
     kb_path: str | None,
@@ -135,10 +169,10 @@ def build_app(
     reranker: str | None = None,
     with_embedder: bool = True,
 ) -> App:
-    """Validate config, plugins and the KB path; nothing is opened or loaded yet.
+    """Validate config, plugins, model settings and the KB path; nothing is opened or loaded yet.
 
     With ``with_embedder=False`` the embedder and reranker are still checked against installed
-    metadata, but not imported.
+    metadata, but neither imported nor validated (the command uses neither).
     """
     loaded = load_checked_config(config_path)
     selection = plugin_selection(loaded.config, model=model, reranker=reranker)
@@ -146,5 +180,6 @@ def build_app(
     if not with_embedder:
         selection = attrs.evolve(selection, embedder=None, reranker=None)
     _, registry = load_registry(loaded, selection)
+    validate_models(selection, registry)  # after import, before any command opens the index
     kb = resolve_kb_path(loaded, kb_path)
     return App(loaded=loaded, selection=selection, registry=registry, kb=kb, db=db_path_for(kb))

@@ -67,6 +67,15 @@ class Embedder(ABC):
     batch_size: int = 32
     api_version: int = PLUGIN_API_VERSION
 
+    def validate(self) -> None:
+        """Check settings that need no model: raise ConfigError/ModelError with an actionable message.
+
+        Called by the core before any command opens or creates the index (R1.6), so a setting
+        that would only fail at load (a relative cache directory, say) leaves no database behind.
+        It must be cheap and must not load, download or import the model. Optional: the default
+        accepts everything, so plugins written before this hook keep working unchanged.
+        """
+
     def load(self) -> None:
         """Load the model now (so start-up pays the cost and reports failures early)."""
 
@@ -78,7 +87,7 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> np.ndarray:
         """Return one vector of shape ``(dimension,)`` for a search query."""
 
-    def probe_before_reset(self) -> None:  # noqa: B027 - optional hook, no-op by default
+    def probe_before_reset(self) -> None:
         """Check a remote endpoint before ``--force`` resets the index (R5.18); local models do nothing."""
 
 
@@ -88,6 +97,13 @@ class Reranker(ABC):
     id: str
     api_version: int = PLUGIN_API_VERSION
     licence_note: str | None = None
+
+    def validate(self) -> None:
+        """Check settings that need no model: raise ConfigError/ModelError with an actionable message.
+
+        The same optional pre-flight check as ``Embedder.validate``: run before the index is
+        opened, never loads the model, accepts everything by default.
+        """
 
     def load(self) -> None:
         """Load the model now."""

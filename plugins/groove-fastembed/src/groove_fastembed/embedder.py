@@ -1,9 +1,9 @@
 """``FastEmbedEmbedder``: the GrooveSeek Embedder over one fastembed model (SPEC R5.1-R5.9).
 
 Identity, dimension and batch size come from the model table, so the model guard can run before
-anything is loaded. The cache directory is resolved and the model loaded on the first ``load()``
-or ``embed_*`` call; an invalid FASTEMBED_CACHE_DIR therefore fails there, before any loading
-message, while registering the plugin stays free of I/O and heavy imports.
+anything is loaded. The cache directory is checked by ``validate()``, which the core calls before
+it opens the index, and resolved again when the model loads on the first ``load()`` or
+``embed_*`` call; registering the plugin stays free of I/O and heavy imports.
 """
 
 from __future__ import annotations
@@ -68,6 +68,17 @@ class FastEmbedEmbedder(Embedder):
     def cache_dir(self) -> Path:
         """The effective cache directory (R0.9, R0.10, R1.12); raises ConfigError when invalid."""
         return resolve_cache_dir(self._config_cache_dir, os.environ if self._env is None else self._env)
+
+    def validate(self) -> None:
+        """Resolve the cache directory now (R0.9, R0.10), so a bad one fails before the index is opened.
+
+        The core calls this before any command opens or creates the database (R1.6); loading
+        resolves the directory again, because the environment is read at that point too.
+
+        Raises:
+            ConfigError: a relative FASTEMBED_CACHE_DIR or fastembed_cache_dir, or no absolute default.
+        """
+        self.cache_dir  # noqa: B018 - resolving is the check; the path itself is not needed here
 
     def load(self) -> None:
         """Load the model now (prints the R5.9 line on the first load in this process)."""

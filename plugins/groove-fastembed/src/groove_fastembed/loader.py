@@ -150,12 +150,20 @@ def load_error_message(
     return (
         f'could not load embedding model "{spec.id}" ({spec.fastembed_name}) with cache directory '
         f"{cache_dir}: {_reason(exc)}.{offline}\n"
-        f"The model is downloaded from Hugging Face on first use (~{spec.download_size}). Where that "
-        f"download fails (no network, or a proxy whose TLS inspection breaks it), fetch it once by "
-        f"other means into the cache directory:\n"
+        f"The model is downloaded from Hugging Face on first use (~{spec.download_size}; "
+        f"{_weight_files(spec)} from {spec.hf_repo}, with the tokenizer files). Where that download "
+        f"fails (no network, or a proxy whose TLS inspection breaks it), fetch it once by other "
+        f"means into the cache directory:\n"
         f"  {spec.download_recipe(str(cache_dir))}\n"
         f"or use the packaged offline model instead: --model {OFFLINE_MODEL_ID}"
     )
+
+
+def _weight_files(spec: ModelSpec) -> str:
+    # Named one by one because a cache holding only some of them (say, filled by hand without an
+    # external-data file) fails to load, and the user needs to know which files must be there.
+    names = [spec.model_file, *spec.additional_files]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 # --------------------------------------------------------------------------------- rerankers

@@ -44,6 +44,8 @@ class ModelSpec:
         """
         if self.packaged or self.hf_repo is None:
             return None
+        # 'onnx/*' (the R5.8 recipe) fetches the model file with every external-data file beside
+        # it; the tests check that it matches each of model_file and additional_files.
         weights = "'onnx/*'" if self.model_file.startswith("onnx/") else f"'{self.model_file}'"
         return (
             f"hf download {self.hf_repo} --include {weights} 'tokenizer*' 'config.json' "
@@ -80,7 +82,11 @@ MODELS: dict[str, ModelSpec] = {
             pooling="cls",
             hf_repo="BAAI/bge-m3",
             model_file="onnx/model.onnx",
-            additional_files=("onnx/model.onnx_data",),
+            # BAAI's export keeps its weights in two external-data files that model.onnx names by
+            # relative path: model.onnx_data and Constant_7_attr__value (~66 KB, one Constant
+            # node's value). fastembed fetches only model_file and these, so a missing name here
+            # means a download that cannot load (upstream fastembed-rs lists both for BGEM3).
+            additional_files=("onnx/model.onnx_data", "onnx/Constant_7_attr__value"),
             native=False,
             notes="multilingual (recommended for Japanese); ~2 GB RAM; slower",
         ),

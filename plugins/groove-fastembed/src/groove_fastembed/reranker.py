@@ -77,6 +77,14 @@ class FastEmbedReranker(Reranker):
         """The effective cache directory (R0.9, R0.10, R1.12); raises ConfigError when invalid."""
         return resolve_cache_dir(self._config_cache_dir, os.environ if self._env is None else self._env)
 
+    def validate(self) -> None:
+        """Resolve the cache directory now, before the index is opened (R0.9, R1.6); nothing is loaded.
+
+        Raises:
+            ConfigError: a relative FASTEMBED_CACHE_DIR or fastembed_cache_dir, or no absolute default.
+        """
+        self.cache_dir  # noqa: B018 - resolving is the check, exactly as loading will
+
     def load(self) -> None:
         """Load the model now (``groove serve`` does this at start-up, R5.23)."""
         self._get_runtime()

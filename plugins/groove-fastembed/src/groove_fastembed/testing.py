@@ -1,4 +1,7 @@
-"""A tiny random cross-encoder for offline tests and benchmarks (SPEC R5.24). Not used at run time.
+"""Tiny random models for offline tests and benchmarks (SPEC R5.24). Not used at run time.
+
+``build_tiny_cross_encoder`` stands in for a reranker; ``build_two_file_export`` for BAAI/bge-m3's
+ONNX export, whose graph keeps its tensors in two external-data files (R5.6).
 
 No reranker ships inside a package, so the tests generate one: an ONNX graph with the inputs and
 output of a real BERT-style cross-encoder export (``input_ids``, ``attention_mask``,
@@ -105,4 +108,57 @@ def build_tiny_cross_encoder(
     if model_max_length is not None:
         config["model_max_length"] = model_max_length
     (target / "tokenizer_config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return target
+
+
+def build_two_file_export(target: Path, *, dimension: int = 1024, hidden: int = 4, seed: int = 0) -> Path:
+    """Write a random embedder laid out like BAAI/bge-m3's ONNX export into ``target``; return it.
+
+    ``onnx/model.onnx`` holds only the graph. Its word embeddings live in the external-data file
+    ``onnx/model.onnx_data``, and its output projection is the value of a Constant node stored in
+    ``onnx/Constant_7_attr__value``, which is how BAAI's export stores that file. ONNX Runtime
+    therefore needs both files beside the model. The output is ``last_hidden_state`` (batch,
+    sequence, ``dimension``), which fastembed CLS-pools. The vendored MiniLM tokenizer sits at the
+    top level, where fastembed looks for it. Needs the dev-only ``onnx`` package.
+    """
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+        from onnx.external_data_helper import set_external_data
+    except ImportError as exc:
+        raise RuntimeError(
+            "building the two-file test export needs the onnx package: pip install onnx"
+        ) from exc
+    onnx_dir = target / "onnx"
+    onnx_dir.mkdir(parents=True, exist_ok=True)
+    vocab = sum(1 for _ in (VENDOR_DIR / "vocab.txt").open(encoding="utf-8"))
+    rng = np.random.default_rng(seed)
+    words = numpy_helper.from_array(
+        rng.standard_normal((vocab, hidden)).astype(np.float32), "word_embeddings"
+    )
+    set_external_data(words, "model.onnx_data")  # location is relative to model.onnx, as in BAAI's file
+    projection = numpy_helper.from_array(rng.standard_normal((hidden, dimension)).astype(np.float32), "proj")
+    set_external_data(projection, "Constant_7_attr__value")
+    nodes = [
+        helper.make_node("Gather", ["word_embeddings", "input_ids"], ["words"]),
+        helper.make_node("Constant", [], ["projection"], value=projection),
+        helper.make_node("MatMul", ["words", "projection"], ["last_hidden_state"]),
+    ]
+    # attention_mask is declared but unused: fastembed always feeds it.
+    inputs = [
+        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
+        for name in ("input_ids", "attention_mask")
+    ]
+    output = helper.make_tensor_value_info(
+        "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", dimension]
+    )
+    graph = helper.make_graph(nodes, "two_file_export", inputs, [output], [words])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="grooveseek-tests"
+    )
+    model.ir_version = 8
+    # save_model writes every tensor marked external to its own location beside the model file.
+    onnx.save_model(model, str(onnx_dir / "model.onnx"))
+    for name in (*TOKENIZER_FILES, "tokenizer_config.json"):
+        shutil.copyfile(VENDOR_DIR / name, target / name)
     return target
