@@ -43,7 +43,7 @@ class TestPlugin:
             "text",
             "text/markdown",
             "sections",
-            "1",
+            "2",
         )
 
     def test_hook_registers_one_markdown_parser(self) -> None:
@@ -77,13 +77,13 @@ class TestDecoding:
         assert doc.read_text == "---\ntitle: T\n---\nbody"
 
     def test_crlf_everywhere(self) -> None:
-        doc, _ = parse(
-            b"---\r\ntitle: Windows\r\ntags: [a, b]\r\n---\r\n\r\nintro\r\n## H\r\nline1\r\nline2\r\n"
-        )
+        data = b"---\r\ntitle: Windows\r\ntags: [a, b]\r\n---\r\n\r\nintro\r\n## H\r\nline1\r\nline2\r\n"
+        doc, _ = parse(data)
         assert doc.title == "Windows"  # no stray "\r" leaks into values
         assert doc.tags == ("a", "b")
         assert heads(doc) == [(None, None, "intro"), ("H", 2, "line1\nline2")]
-        assert "\r" not in doc.read_text
+        # get_document serves the file as written (R3.29); only what is parsed is normalised.
+        assert doc.read_text == data.decode()
 
     def test_lone_cr(self) -> None:
         doc, _ = parse(b"## H\rbody\rmore")
@@ -222,10 +222,13 @@ class TestUnparsed:
             doc.frontmatter_unparsed == "frontmatter must be a mapping of keys to values, got a single value"
         )
 
-    def test_impossible_date_is_unparsed(self) -> None:
-        doc, _ = parse("---\ndate: 2026-02-30\n---\nbody")
-        assert doc.frontmatter_unparsed is not None
-        assert "day is out of range" in doc.frontmatter_unparsed
+    def test_impossible_date_keeps_its_text(self) -> None:
+        # R3.19: only a YAML error or a non-mapping makes the block unparsed; R3.14: a date scalar
+        # that is no real date is "any other scalar", stored as its text.
+        doc, warnings = parse("---\ntitle: T\ndate: 2026-02-30\n---\nbody")
+        assert doc.frontmatter_unparsed is None and doc.system_tags == ()
+        assert (doc.title, doc.date) == ("T", "2026-02-30")
+        assert warnings == []
 
     def test_tab_indentation_is_unparsed(self) -> None:
         doc, _ = parse("---\ntags:\n\t- a\n---\nbody")

@@ -4,6 +4,16 @@ Bytes -> ``ParsedDocument``: decode (R3.17), split off the frontmatter (R3.18), 
 (R3.19–R3.21), and cut the body into raw sections at level-2/3 headings (R3.24, R3.26). Exclusion,
 breadcrumbs and the small-section merge are the ``sections`` chunker's job, so every heading is
 emitted here, excluded ones included (they still count as breadcrumb ancestors, R3.84).
+
+Two views of the text: everything parsed (frontmatter, headings, YAML error lines) uses the
+newline-normalised text (R3.17), while ``read_text`` is the file as written, CRLF and lone CR kept,
+because ``get_document`` returns the raw file (R3.29, R7.12). Only the UTF-8 BOM is dropped from it.
+Normalising a CRLF or CR to one LF keeps the line count, so line N is the same line in both views.
+
+The YAML is read by ``yamlcore``: YAML 1.2 core typing, and the string-valued keys (``title``,
+``topic``, ``depth``, ``tags``, a ``date`` that is not a YAML date) taken from the text the user
+wrote, so ``title: No`` is ``No`` and ``depth: 1.10`` is ``1.10`` (R3.14, R3.15, R3.20). Declared
+fields use the typed mapping (R3.89). See that module's docstring for the reasons.
 """
 
 from __future__ import annotations
@@ -13,13 +23,15 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import attrs
-import yaml
 
 from grooveseek.interfaces import Parser
 from grooveseek.text import decode_text
 from grooveseek.types import ParseContext, ParsedDocument, Section
 
+from . import yamlcore
+
 UNPARSED_TAG = "frontmatter:unparsed"
+_BOM = b"\xef\xbb\xbf"
 _FENCE = "---"
 # The YAML block always starts on file line 2 (line 1 is the opening fence; the BOM is no line),
 # so YAML error positions are shifted by this much to name file lines.
@@ -28,7 +40,7 @@ _YAML_FIRST_LINE = 2
 
 @attrs.frozen
 class Frontmatter:
-    """The five built-in keys read from a frontmatter mapping, plus the mapping itself."""
+    """The five built-in keys read from a frontmatter mapping, plus the (typed) mapping itself."""
 
     mapping: Mapping[str, Any]
     title: str | None = None
@@ -69,19 +81,20 @@ def split_frontmatter(text: str) -> Split:
     return Split(None, text)
 
 
-def scalar_text(value: Any) -> str | None:
-    """A YAML scalar as text, or None for null and for non-scalars (lists, mappings).
+def scalar_text(text: Any) -> str | None:
+    """A value from the source-text view as text, or None for null and non-scalars (lists, mappings).
 
-    Booleans are ``true`` / ``false`` (YAML's spelling, not Python's); a date is ``YYYY-MM-DD`` and
-    a timestamp ISO 8601 (R3.14); numbers in their shortest decimal form.
+    In that view every scalar is already the string the user wrote (``yamlcore.load``), so anything
+    that is not a string is null or a collection.
     """
-    if value is None or isinstance(value, list | dict | set | tuple):
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dt.datetime | dt.date):  # datetime first is implied: it is a date subclass
+    return text if isinstance(text, str) else None
+
+
+def date_text(value: Any, text: Any) -> str | None:
+    """R3.14: a YAML date as ``YYYY-MM-DD``, a timestamp ISO 8601, any other scalar its text."""
+    if isinstance(value, dt.date):  # datetime is a date subclass: isoformat covers both
         return value.isoformat()
-    return str(value)
+    return scalar_text(text)
 
 
 def yaml_reason(exc: BaseException, first_line: int) -> str:
@@ -103,8 +116,9 @@ def yaml_reason(exc: BaseException, first_line: int) -> str:
 
 
 def read_tags(value: Any, warn: Callable[[str], None]) -> tuple[str, ...]:
-    """R3.20: a list of scalars (each stringified) or one scalar; any other shape gives no tags.
+    """R3.20: a list of scalars (each as written) or one scalar; any other shape gives no tags.
 
+    ``value`` comes from the source-text view, so ``[yes, no]`` gives the tags ``yes`` and ``no``.
     Null (``tags:`` with nothing after it) means no tags, silently; null list items are skipped.
     """
     if value is None:
@@ -123,41 +137,44 @@ def read_tags(value: Any, warn: Callable[[str], None]) -> tuple[str, ...]:
     return tuple(tags)
 
 
-def read_frontmatter(mapping: Mapping[str, Any], warn: Callable[[str], None]) -> Frontmatter:
-    """R3.20: the built-in keys from a parsed mapping; the whole mapping is kept for fields (R3.89)."""
+def read_frontmatter(loaded: yamlcore.Loaded, warn: Callable[[str], None]) -> Frontmatter:
+    """R3.20: the built-in keys from a loaded mapping; the typed mapping is kept for fields (R3.89).
 
-    def text_of(key: str) -> str | None:
-        value = mapping.get(key)
-        text = scalar_text(value)
-        if value is not None and text is None:
+    ``loaded.values`` and ``loaded.texts`` must both be mappings (``load_yaml`` checks).
+    """
+    values: Mapping[str, Any] = loaded.values
+    texts: Mapping[str, Any] = loaded.texts
+
+    def checked(key: str, text: str | None) -> str | None:
+        if texts.get(key) is not None and text is None:
             warn(f"frontmatter '{key}' must be a single value, not a list or mapping; ignored")
         # An empty value is treated as absent, so `topic: ""` cannot blank the path topic.
         return text or None
 
     return Frontmatter(
-        mapping=mapping,
-        title=text_of("title"),
-        date=text_of("date"),
-        topic=text_of("topic"),
-        depth=text_of("depth"),
-        tags=read_tags(mapping.get("tags"), warn),
+        mapping=values,
+        title=checked("title", scalar_text(texts.get("title"))),
+        date=checked("date", date_text(values.get("date"), texts.get("date"))),
+        topic=checked("topic", scalar_text(texts.get("topic"))),
+        depth=checked("depth", scalar_text(texts.get("depth"))),
+        tags=read_tags(texts.get("tags"), warn),
     )
 
 
-def load_yaml(yaml_text: str, first_line: int) -> tuple[Mapping[str, Any] | None, str | None]:
-    """R3.19: ``(mapping, None)`` when the block is a mapping (or empty), else ``(None, reason)``."""
+def load_yaml(yaml_text: str, first_line: int) -> tuple[yamlcore.Loaded | None, str | None]:
+    """R3.19: ``(loaded, None)`` when the block is a mapping (or empty), else ``(None, reason)``."""
     if not yaml_text.strip():
-        return {}, None
+        return yamlcore.Loaded({}, {}), None
     try:
-        loaded = yaml.safe_load(yaml_text)
-    # Not only YAMLError: an impossible date (2026-02-30) raises ValueError and deep nesting
-    # RecursionError. Any of them means "unparsed", which keeps the body indexed (R3.21).
+        loaded = yamlcore.load(yaml_text)
+    # Not only YAMLError: deep nesting raises RecursionError. Any failure means "unparsed", which
+    # keeps the body indexed (R3.21). (An impossible date no longer raises: it keeps its text.)
     except Exception as exc:
         return None, yaml_reason(exc, first_line)
-    if loaded is None:  # a block of comments only
-        return {}, None
-    if not isinstance(loaded, dict):
-        kind = "a list" if isinstance(loaded, list) else "a single value"
+    if loaded.values is None:  # a block of comments only
+        return yamlcore.Loaded({}, {}), None
+    if not isinstance(loaded.values, dict):
+        kind = "a list" if isinstance(loaded.values, list) else "a single value"
         return None, f"frontmatter must be a mapping of keys to values, got {kind}"
     return loaded, None
 
@@ -192,6 +209,15 @@ def split_sections(body: str) -> tuple[Section, ...]:
     return tuple(sections)
 
 
+def raw_text(data: bytes) -> str:
+    """The file as written, for ``get_document`` (R3.29): decoded, newlines untouched.
+
+    Call only after ``decode_text`` accepted ``data``, so decoding cannot fail here. The BOM is
+    dropped because it is an encoding mark, not text; R3.18 also reads the text "after the BOM".
+    """
+    return data.removeprefix(_BOM).decode("utf-8")
+
+
 class MarkdownParser(Parser):
     """Parser ``md``: frontmatter metadata plus ``##`` / ``###`` sections for the ``sections`` chunker."""
 
@@ -199,21 +225,25 @@ class MarkdownParser(Parser):
     kind: ClassVar[str] = "text"
     media_type: ClassVar[str] = "text/markdown"
     chunker: ClassVar[str] = "sections"
-    policy_version: ClassVar[str] = "1"
+    # "2": YAML 1.2 core typing and source-text values change the metadata the same bytes give
+    # (`title: No`, impossible dates no longer unparsed); R4.38's one-time re-read is what refreshes
+    # the stored metadata and field rows of unchanged files, and it only runs on a version change.
+    policy_version: ClassVar[str] = "2"
 
     def parse(self, data: bytes, rel_path: str, ctx: ParseContext) -> ParsedDocument:
         """Parse a Markdown file; raises ``ParseError("not valid UTF-8")`` for undecodable bytes."""
-        text = decode_text(data)
+        text = decode_text(data)  # validates and normalises newlines (R3.17)
+        raw = raw_text(data)
         split = split_frontmatter(text)
         sections = split_sections(split.body)
         if split.yaml_text is None:
-            return ParsedDocument(sections=sections, read_text=text)
-        mapping, reason = load_yaml(split.yaml_text, _YAML_FIRST_LINE)
-        if mapping is None:
+            return ParsedDocument(sections=sections, read_text=raw)
+        loaded, reason = load_yaml(split.yaml_text, _YAML_FIRST_LINE)
+        if loaded is None:
             # R3.21: body intact, metadata empty, tagged. The indexer prints and counts it.
             return ParsedDocument(
                 sections=sections,
-                read_text=text,
+                read_text=raw,
                 frontmatter_unparsed=reason,
                 system_tags=(UNPARSED_TAG,),
             )
@@ -221,10 +251,10 @@ class MarkdownParser(Parser):
         def warn(message: str) -> None:
             ctx.warn(f"{rel_path}: {message}")
 
-        meta = read_frontmatter(mapping, warn)
+        meta = read_frontmatter(loaded, warn)
         return ParsedDocument(
             sections=sections,
-            read_text=text,
+            read_text=raw,
             title=meta.title,
             date=meta.date,
             topic=meta.topic,
