@@ -120,3 +120,11 @@ class TestEffectiveTags:
 
     def test_case_sensitive(self) -> None:
         assert effective_tags(("Tag", "tag"), ()) == ("Tag", "tag")
+
+
+def test_raw_text_keeps_line_endings_and_drops_only_the_bom() -> None:
+    from grooveseek.text import raw_text
+
+    assert raw_text(b"\xef\xbb\xbfa\r\nb\rc\n") == "a\r\nb\rc\n"
+    assert raw_text("日本\r\n".encode()) == "日本\r\n"
+    assert raw_text(b"\xef\xbb\xbf\xef\xbb\xbfx") == "\ufeffx"  # one BOM is an encoding mark, a second is text

@@ -1,6 +1,6 @@
 """Text helpers shared by the text parsers and the indexer (SPEC R3.12, R3.13, R3.16, R3.17).
 
-Decoding and newline normalisation, the file-name-derived title, the path-derived category and
+Decoding (newline-normalised for parsing, raw for reading back), the file-name-derived title, the path-derived category and
 topic, and the effective tag list. Pure functions over strings: no I/O, no configuration.
 """
 
@@ -30,6 +30,15 @@ def decode_text(data: bytes) -> str:
         raise ParseError("not valid UTF-8") from None
     # CRLF first, so a CRLF pair becomes one LF rather than two.
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def raw_text(data: bytes) -> str:
+    """The file as written, for ``get_document`` (R3.29, R7.12): decoded, newlines untouched.
+
+    Call only after ``decode_text`` accepted ``data``, so decoding cannot fail here. The BOM is
+    dropped because it is an encoding mark, not text; R3.18 also reads the text "after the BOM".
+    """
+    return data.removeprefix(_BOM).decode("utf-8")
 
 
 def filename_title(rel_path: str) -> str:

@@ -68,10 +68,11 @@ class TestParse:
         doc = parse("## 次の深堀り候補\n\nbody.")
         assert [(s.heading, s.text) for s in doc.sections] == [(None, "## 次の深堀り候補\n\nbody.")]
 
-    def test_bom_and_newlines_normalised(self) -> None:
+    def test_bom_and_newlines_normalised_for_indexing_but_not_for_reading(self) -> None:
         doc = parse(b"\xef\xbb\xbfline1\r\nline2\rline3\r\n")
         assert doc.sections[0].text == "line1\nline2\nline3"
-        assert doc.read_text == "line1\nline2\nline3\n"
+        # get_document returns the file as written; only the BOM (an encoding mark) is dropped (R7.12).
+        assert doc.read_text == "line1\r\nline2\rline3\r\n"
 
     @pytest.mark.parametrize("data", [b"", b"   \n\n\t ", b"\xef\xbb\xbf", b"\r\n\r\n"])
     def test_empty_file_has_no_sections(self, data: bytes) -> None:

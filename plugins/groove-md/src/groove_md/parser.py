@@ -25,13 +25,12 @@ from typing import Any, ClassVar
 import attrs
 
 from grooveseek.interfaces import Parser
-from grooveseek.text import decode_text
+from grooveseek.text import decode_text, raw_text
 from grooveseek.types import ParseContext, ParsedDocument, Section
 
 from . import yamlcore
 
 UNPARSED_TAG = "frontmatter:unparsed"
-_BOM = b"\xef\xbb\xbf"
 _FENCE = "---"
 # The YAML block always starts on file line 2 (line 1 is the opening fence; the BOM is no line),
 # so YAML error positions are shifted by this much to name file lines.
@@ -207,15 +206,6 @@ def split_sections(body: str) -> tuple[Section, ...]:
             lines.append(line)
     flush()
     return tuple(sections)
-
-
-def raw_text(data: bytes) -> str:
-    """The file as written, for ``get_document`` (R3.29): decoded, newlines untouched.
-
-    Call only after ``decode_text`` accepted ``data``, so decoding cannot fail here. The BOM is
-    dropped because it is an encoding mark, not text; R3.18 also reads the text "after the BOM".
-    """
-    return data.removeprefix(_BOM).decode("utf-8")
 
 
 class MarkdownParser(Parser):

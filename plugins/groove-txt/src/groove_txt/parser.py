@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from grooveseek.interfaces import Parser
-from grooveseek.text import decode_text, filename_title
+from grooveseek.text import decode_text, filename_title, raw_text
 from grooveseek.types import ParseContext, ParsedDocument, Section
 
 
@@ -29,4 +29,5 @@ class TextParser(Parser):
         body = text.strip()
         # Empty or whitespace-only: no section, so the indexer skips the file as empty (R3.30).
         sections = (Section(heading=None, level=None, text=body),) if body else ()
-        return ParsedDocument(sections=sections, read_text=text, title=filename_title(rel_path) or None)
+        # get_document returns the file as written, CRLF and lone CR kept (R7.12).
+        return ParsedDocument(sections=sections, read_text=raw_text(data), title=filename_title(rel_path) or None)
