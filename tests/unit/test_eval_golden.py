@@ -384,6 +384,14 @@ def test_control_characters_are_refused_on_one_cause_line():
     )
 
 
+@pytest.mark.parametrize("opening, closing", [("[", "]"), ("{a: ", "}")])
+def test_nesting_deep_enough_to_exhaust_the_stack_is_a_load_error(opening, closing):
+    # R0.17: PyYAML recurses per level, so ~1 KiB of brackets raised RecursionError (a traceback).
+    depth = 400
+    cause = cause_of(("queries: " + opening * depth + closing * depth).encode())
+    assert cause.startswith("invalid YAML: collections are nested too deeply to load")
+
+
 def test_a_second_yaml_document_is_refused():
     cause = cause_of("queries: [{query: q, expected: [{path: a.md}]}]\n---\nx: 1\n")
     assert cause == "invalid YAML at line 2, column 1: but found another document"

@@ -98,6 +98,16 @@ def test_effective_limit_and_k_normalisation():
     assert result.k_values == (1, 5, 10)
 
 
+def test_k_and_limit_are_clamped_to_what_a_search_returns():
+    # R6.4: no search returns more than 1000 hits, so neither may the recorded k or limit claim more.
+    assert effective_limit((1, 5, 10), 1500) == 1000
+    assert effective_limit((1, 10**23), None) == 1000
+    assert normalize_k_values([5, 10**23, 2000]) == (5, 1000)
+    result, search = run(k_values=(1, 10**23), limit=1500)
+    assert result.k_values == (1, 1000) and result.limit == 1000
+    assert {limit for _, limit in search.calls} == {1000}
+
+
 @pytest.mark.parametrize("k_values", [(), (0,), (1, -5), (True,), (2.5,)])
 def test_invalid_k_values_are_refused(k_values):
     with pytest.raises(EvalError):
@@ -268,6 +278,7 @@ def test_render_text_full_report():
         [
             "groove eval - 2025-03-04T05:06:07Z",
             "  model: fastembed:minilm-l6-int8    reranker: none    limit: 10    queries: 3",
+            "  mmr: off    parent retriever: off",
             "",
             "Aggregate",
             "  recall@1   0.500",
@@ -289,6 +300,22 @@ def test_render_text_names_the_reranker_and_colours_the_miss_marker():
     text = render_text(result, model="m", reranker="bge-reranker", color=True)
     assert "    reranker: bge-reranker    " in text
     assert "\x1b[31m✗\x1b[0m miss" in text
+
+
+def test_render_text_shows_the_stages_the_fingerprint_records():
+    fingerprint = dict(
+        FINGERPRINT,
+        mmr={"lambda": 0.5, "same_doc_penalty": 0.25},
+        parent_retriever={"whole_doc_threshold_tokens": 100, "max_expanded_tokens": 2000},
+        legs="fts",
+    )
+    result, _ = run(fingerprint=fingerprint)
+    lines = render_text(result, model="m", reranker="bge-base", color=False).splitlines()
+    assert lines[1].startswith("  model: m    reranker: bge-base    limit: 10")
+    assert lines[2] == (
+        "  mmr: lambda 0.5, same-doc penalty 0.25    "
+        "parent retriever: whole document up to 100 tokens, at most 2000 tokens    legs: fts"
+    )
 
 
 def test_render_text_names_a_file_pinned_to_two_headings_once():

@@ -21,6 +21,7 @@ from grooveseek.errors import ReadRefused
 
 __all__ = [
     "FileGone",
+    "HARD_LINK_PROBLEM",
     "HARD_LINK_REASON",
     "NOT_REGULAR_REASON",
     "NO_SUCH_FILE_REASON",
@@ -31,7 +32,9 @@ __all__ = [
 ]
 
 SYMLINK_REASON = "is a symbolic link; GrooveSeek never follows links"
-HARD_LINK_REASON = "file has more than one name (hard link); replace it with a copy to index it"
+# The problem alone, for callers whose fix is not "index it" (the golden file, R0.18).
+HARD_LINK_PROBLEM = "file has more than one name (hard link)"
+HARD_LINK_REASON = f"{HARD_LINK_PROBLEM}; replace it with a copy to index it"
 NOT_REGULAR_REASON = "not a regular file"
 NO_SUCH_FILE_REASON = "no such file"
 

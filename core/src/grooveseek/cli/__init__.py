@@ -1,12 +1,15 @@
 """The ``groove`` command line: the click group, shared options, and the one place errors become exit codes.
 
 Expected failures are ``GrooveError``s and print ``Error: <message>`` with exit 1; usage errors exit
-2 (R0.17, R8.31). Subcommands live one per module and are imported lazily by name, so
-``groove --help`` loads no model and no heavy library (R1.39).
+2 (R0.17, R8.31). As a last resort an ``OSError`` or ``RuntimeError`` that escaped a command (a
+path the OS refuses to look up, a symlink loop) is printed the same way instead of as a traceback.
+Subcommands live one per module and are imported lazily by name, so ``groove --help`` loads no
+model and no heavy library (R1.39).
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from importlib.metadata import version as dist_version
@@ -48,6 +51,41 @@ class GrooveGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             sys.exit(130)
+        except (click.exceptions.Exit, click.Abort, RecursionError, NotImplementedError):
+            # click's own control flow subclasses RuntimeError; the other two are programming
+            # errors, which must stay loud (a traceback) rather than pass for a user's mistake.
+            raise
+        except (OSError, RuntimeError) as exc:
+            # R0.17: a path the OS refuses (ENAMETOOLONG, ELOOP, EACCES) can surface from any
+            # pathlib call before a command's own checks; one line beats a traceback. Only these
+            # two types: anything else is a bug and keeps its traceback.
+            raise click.ClickException(os_error_message(exc)) from None
+
+
+# Errors that mean "this path, as written, cannot be used": the fix is to name another path.
+_PATH_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in ("ENAMETOOLONG", "ELOOP", "ENOENT", "ENOTDIR", "EISDIR", "EACCES", "EPERM")
+    if hasattr(errno, name)
+)
+
+
+def os_error_message(exc: BaseException) -> str:
+    """One line for an escaped ``OSError`` / ``RuntimeError``: the path(s) and the system's reason.
+
+    ``str(OSError)`` is ``[Errno 36] File name too long: '/path'``; the errno number means nothing
+    to a reader, so the message is ``<path>: <reason>`` like the other file errors.
+    """
+    if isinstance(exc, OSError) and exc.strerror:
+        paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+        if not paths:  # e.g. a broken pipe: there is no path to blame
+            return exc.strerror
+        where = " -> ".join(paths)
+        if exc.errno in _PATH_ERRNOS:
+            return f"{where}: {exc.strerror}; check the path (flag, config key) that names it"
+        return f"{where}: {exc.strerror}"  # a full disk or an I/O error: no fix we could name
+    # RuntimeError (pathlib's "Symlink loop from '<path>'") already names what it is about.
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _version() -> str:

@@ -1,32 +1,72 @@
 """``groove eval``: retrieval quality against a golden query set (SPEC §8.8, §10.1–10.4).
 
 Each query runs through the production search with no filters (the quality filter is off in
-eval, R10.4). ``--legs`` runs one leg alone, for ablations (design).
+eval, R10.4). The reranker runs only when ``--reranker`` names one: the config's reranker and
+``rerank_by_default`` are ignored, so a run measures exactly what its fingerprint records. MMR and
+the parent retriever come from the flags, else the config, like ``groove search``. ``--legs`` runs
+one leg alone, for ablations (design).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+import attrs
 import click
 
-from ..app import build_app
+from ..app import App, build_app
+from ..console import echo_err
 from ..errors import GrooveError, ReadRefused
-from ..eval import METRIC_VERSION
-from ..eval.golden import missing_golden_message, parse_golden
+from ..eval import METRIC_VERSION, EvalError, EvalRun
+from ..eval.golden import GoldenSet, missing_golden_message, parse_golden
 from ..eval.report import render_json, render_text
-from ..eval.runner import run_eval
-from ..fsread import read_bound
+from ..eval.runner import effective_limit, normalize_k_values, run_eval
+from ..fsread import (
+    HARD_LINK_PROBLEM,
+    HARD_LINK_REASON,
+    NOT_REGULAR_REASON,
+    SYMLINK_REASON,
+    FileGone,
+    read_bound,
+)
 from ..index.guard import open_for_search
 from ..search.pipeline import run_search
-from ..search.request import resolve_request
 from ..search.query import FTS_QUERY_VERSION, compile_query
+from ..search.request import MAX_LIMIT, FusionSettings, SearchRequest, clamp_limit, resolve_request
 from ..types import SearchFilters
-from .options import config_option, effective_config_path, format_option, kb_option, model_option
+from .options import (
+    BOOL,
+    config_option,
+    effective_config_path,
+    finite,
+    format_option,
+    kb_option,
+    model_option,
+)
 
 GOLDEN_CAP = 1_048_576
 
 LEGS = {"hybrid": ("fts", "vector", "cjk"), "fts": ("fts",), "vector": ("vector",), "cjk": ("cjk",)}
+
+EMPTY_GOLDEN = (
+    "--golden is empty; name the golden file, or leave --golden out to use [eval].golden "
+    "(else <kb_path>/.groove-eval.yml)"
+)
+
+# R0.18: the shared read refusals end in the indexer's fix ("... to index it"); a golden file is not
+# indexed, so each known reason gets a fix that says what to do for `groove eval` instead.
+_GOLDEN_CAUSES = {
+    HARD_LINK_REASON: (
+        f"{HARD_LINK_PROBLEM}; replace it with a regular file (a copy) and run groove eval again"
+    ),
+    SYMLINK_REASON: (
+        "is a symbolic link (GrooveSeek never follows links); pass the path of the file it points to"
+    ),
+    NOT_REGULAR_REASON: f"{NOT_REGULAR_REASON}; point --golden (or [eval].golden) at a YAML file",
+}
 
 
 def _k_values(raw: str | None, default: tuple[int, ...]) -> tuple[int, ...]:
@@ -35,63 +75,147 @@ def _k_values(raw: str | None, default: tuple[int, ...]) -> tuple[int, ...]:
     try:
         values = sorted({int(part) for part in raw.split(",") if part.strip()})
     except ValueError:
-        raise click.BadParameter(f"expected a comma list of integers, got {raw!r}", param_hint="--k") from None
+        message = f"expected a comma list of integers, got {raw!r}"
+        raise click.BadParameter(message, param_hint="--k") from None
     if not values or values[0] < 1:
         raise click.BadParameter("needs at least one integer >= 1", param_hint="--k")
     return tuple(values)
 
 
-def _load_golden(path: Path, kb: Path):
-    if not path.exists():
-        raise GrooveError(missing_golden_message(str(path), str(kb)))
+def _bounded(k_values: tuple[int, ...], limit: int | None, k_source: str) -> tuple[tuple[int, ...], int]:
+    """k values and the run's limit, clamped to what a search can return (R6.4), with a warning.
+
+    Clamped before the fingerprint and the header are built, so neither records a number the
+    searches never ran with. ``groove search`` clamps ``--limit`` silently; eval says so on stderr
+    because its numbers are compared across runs.
+    """
+    ks = normalize_k_values(k_values)
+    why = f"clamped to {MAX_LIMIT} (the most a search returns)"
+    if max(k_values) > MAX_LIMIT:
+        echo_err(f"warning: {k_source} values above {MAX_LIMIT} are {why}")
+    if limit is not None and limit > MAX_LIMIT:
+        echo_err(f"warning: --limit {limit} is {why}")
+    return ks, effective_limit(ks, limit)
+
+
+def _golden_path(golden: str | None, configured: str | None, kb: Path) -> Path:
+    if golden is None:
+        return Path(configured) if configured is not None else kb / ".groove-eval.yml"
+    # Absolute but not resolved: resolving would follow a symlinked --golden before read_bound's
+    # O_NOFOLLOW could refuse it (R10.3, R2.20), exactly as it refuses the default path.
+    return Path(os.path.join(os.getcwd(), golden))
+
+
+def _load_golden(path: Path, kb: Path) -> GoldenSet:
     try:
-        data = read_bound(path, GOLDEN_CAP)
+        data = read_bound(path, GOLDEN_CAP, too_large=_too_large)
+    except FileGone:
+        raise EvalError(missing_golden_message(str(path), str(kb))) from None
     except ReadRefused as exc:
-        raise GrooveError(f"failed to read golden file: {path}: {exc}") from exc
+        reason = str(exc)
+        cause = _GOLDEN_CAUSES.get(reason, f"{reason}; check that the path names a readable golden file")
+        if reason == SYMLINK_REASON and not os.path.islink(path):
+            # ELOOP with a last component that is no link: a loop among the directories above it.
+            cause = "a directory on the path is part of a symbolic link loop; check the path"
+        raise EvalError(f"failed to read golden file: {path}", cause) from None
     return parse_golden(data, str(path), check_query=lambda q: compile_query(q) and None)
+
+
+def _too_large(size: int) -> str:
+    return (
+        f"file too large ({size} bytes > {GOLDEN_CAP} byte limit for golden files); "
+        "trim it or split its queries across several golden files"
+    )
+
+
+def _fingerprint(app: App, request: SearchRequest, golden: GoldenSet, ks: tuple[int, ...], legs: str) -> dict:
+    """R10.15: what makes two runs comparable; optional parts appear only when they are on."""
+    fingerprint: dict[str, Any] = {
+        "model": app.embedder.identity, "reranker": app.selection.reranker if request.rerank else None,
+        "limit": request.limit, "k_values": list(ks), "golden_hash": golden.sha256,
+        "metric_version": METRIC_VERSION, "fts_query_version": FTS_QUERY_VERSION,
+    }  # fmt: skip
+    if request.mmr is not None:
+        fingerprint["mmr"] = {"lambda": request.mmr.lambda_, "same_doc_penalty": request.mmr.same_doc_penalty}
+    if request.parent is not None:
+        fingerprint["parent_retriever"] = {
+            "whole_doc_threshold_tokens": request.parent.whole_doc_threshold_tokens,
+            "max_expanded_tokens": request.parent.max_expanded_tokens,
+        }
+    fusion = request.fusion
+    if fusion != FusionSettings():
+        fingerprint["fusion"] = {
+            "rrf_k": fusion.rrf_k, "heading": fusion.heading_weight,
+            "context": fusion.context_weight, "content": fusion.content_weight,
+        }  # fmt: skip
+    if legs != "hybrid":
+        fingerprint["legs"] = legs
+    return fingerprint
+
+
+def _run(
+    app: App, golden: GoldenSet, ks: tuple[int, ...], run_limit: int, legs: str, stages: Mapping[str, Any]
+) -> EvalRun:
+    """Build the one request every query shares, its fingerprint, and run the golden set."""
+    rerank = app.reranker is not None  # only ever set from --reranker here (R10.4)
+    base = resolve_request(
+        app.config, "", limit=run_limit, filters=SearchFilters(), legs=LEGS[legs], rerank=rerank,
+        reranker_loaded=rerank, warn=lambda m: echo_err(f"warning: {m}"), **stages,
+    )  # fmt: skip
+    fingerprint = _fingerprint(app, base, golden, ks, legs)
+    store = open_for_search(app.db, app.kb, app.embedder)
+    try:
+
+        def search(query: str, n: int):
+            # R10.4: no filters (the quality filter is off too); the reranker only from --reranker.
+            request = attrs.evolve(base, query=query, limit=clamp_limit(n))
+            return run_search(store, app.embedder, request, reranker=app.reranker).results
+
+        return run_eval(golden, search, k_values=ks, limit=run_limit, fingerprint=fingerprint,
+                        corpus=store.corpus_digest())  # fmt: skip
+    finally:
+        store.close()
 
 
 @click.command("eval")
 @kb_option
 @model_option
 @config_option
+@click.option("--reranker", metavar="ID", help="Rerank with this model (default and 'none': no reranking).")
 @click.option("--golden", type=click.Path(dir_okay=False), help="Golden file (default <kb_path>/.groove-eval.yml).")
-@click.option("--k", "k_raw", metavar="1,5,10", help="Cut-offs for recall@k and nDCG@k.")
-@click.option("--limit", type=int, help="Results per query (default: the largest k).")
+@click.option("--k", "k_raw", metavar="1,5,10", help="Cut-offs for recall@k and nDCG@k (at most 1000).")
+@click.option("--limit", type=int, help="Results per query (default: the largest k; at most 1000).")
+@click.option("--mmr", type=BOOL, help="MMR re-selection on or off (default: the config).")
+@click.option("--mmr-lambda", type=float, help="MMR relevance weight in [0, 1].")
+@click.option("--mmr-same-doc-penalty", type=float, help="MMR same-document penalty in [0, 1].")
+@click.option("--parent-retriever", type=BOOL, help="Parent retriever on or off (default: the config).")
 @click.option("--legs", type=click.Choice(tuple(LEGS)), default="hybrid", show_default=True,
               help="Retrieval legs to run (fts or vector alone for ablations).")  # fmt: skip
 @click.option("--no-color", is_flag=True, help="No colour in the text report.")
 @format_option(("text", "json"), "text")
 @click.pass_context
 def eval_command(ctx: click.Context, kb_path: str | None, model: str | None, config_path: str | None,
-                 golden: str | None, k_raw: str | None, limit: int | None, legs: str, no_color: bool,
-                 fmt: str) -> None:  # fmt: skip
+                 reranker: str | None, golden: str | None, k_raw: str | None, limit: int | None,
+                 mmr: bool | None, mmr_lambda: float | None, mmr_same_doc_penalty: float | None,
+                 parent_retriever: bool | None, legs: str, no_color: bool, fmt: str) -> None:  # fmt: skip
     """Measure recall@k, MRR and nDCG@k of the search over a golden query set."""
-    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model)
+    finite("--mmr-lambda", mmr_lambda, low=0.0, high=1.0)
+    finite("--mmr-same-doc-penalty", mmr_same_doc_penalty, low=0.0, high=1.0)
+    if golden == "":
+        # R8.2: an empty value is given, not absent; it must never mean "use the default file".
+        raise GrooveError(EMPTY_GOLDEN)
+    # R10.4: the config's reranker is ignored, so without --reranker none is selected (or loaded).
+    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model,
+                    reranker="none" if reranker is None else reranker)  # fmt: skip
     cfg = app.config
-    k_values = _k_values(k_raw, tuple(cfg.eval.k_values))
-    golden_path = Path(golden).resolve() if golden else Path(cfg.eval.golden or app.kb / ".groove-eval.yml")
-    golden_set = _load_golden(golden_path, app.kb)
-    effective_limit = max(max(k_values), limit or 0)
-    store = open_for_search(app.db, app.kb, app.embedder)
-    try:
-        def search(query: str, n: int):
-            # R10.4: no filters (the quality filter is off too); no reranker unless --reranker.
-            request = resolve_request(cfg, query, limit=n, filters=SearchFilters(), legs=LEGS[legs])
-            return run_search(store, app.embedder, request).results
-
-        fingerprint = {
-            "model": app.embedder.identity, "reranker": None, "limit": effective_limit,
-            "k_values": list(k_values), "golden_hash": golden_set.sha256,
-            "metric_version": METRIC_VERSION, "fts_query_version": FTS_QUERY_VERSION,
-        }  # fmt: skip
-        if legs != "hybrid":
-            fingerprint["legs"] = legs
-        run = run_eval(golden_set, search, k_values=k_values, limit=effective_limit,
-                       fingerprint=fingerprint, corpus=store.corpus_digest())  # fmt: skip
-    finally:
-        store.close()
+    ks, run_limit = _bounded(_k_values(k_raw, tuple(cfg.eval.k_values)), limit,
+                             "--k" if k_raw is not None else "[eval].k_values")  # fmt: skip
+    golden_set = _load_golden(_golden_path(golden, cfg.eval.golden, app.kb), app.kb)
+    stages = {"mmr": mmr, "mmr_lambda": mmr_lambda, "mmr_same_doc_penalty": mmr_same_doc_penalty,
+              "parent_retriever": parent_retriever}  # fmt: skip
+    run = _run(app, golden_set, ks, run_limit, legs, stages)
     if fmt == "json":
         click.echo(render_json(run))
     else:
-        click.echo(render_text(run, model=app.embedder.identity, reranker=None, color=not no_color))
+        click.echo(render_text(run, model=app.embedder.identity, reranker=run.fingerprint["reranker"],
+                               color=not no_color))  # fmt: skip

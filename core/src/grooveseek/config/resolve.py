@@ -10,10 +10,14 @@ import os
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..plugins import PluginSelection
+from ..plugins import PluginSelection, installed_entry_points
 from .model import GrooveConfig, LoadedConfig
 
 KB_PATH_REQUIRED = "--kb-path is required (pass on the command line or set kb_path in groove.toml)"
+EMPTY_KB_PATH = (
+    "kb_path does not exist or is not a directory: --kb-path is empty; name the knowledge base "
+    "folder, or leave --kb-path out to use kb_path from groove.toml"
+)
 
 
 def resolve_kb_path(loaded: LoadedConfig, cli_kb_path: str | None, cwd: Path | None = None) -> Path:
@@ -25,9 +29,13 @@ def resolve_kb_path(loaded: LoadedConfig, cli_kb_path: str | None, cwd: Path | N
         cwd: The working directory; defaults to the process's.
 
     Raises:
-        ConfigError: no path at all (R1.10), not an existing directory (R0.8), or a filesystem
+        ConfigError: no path at all (R1.10), an empty ``--kb-path``, not an existing directory
+            (R0.8), a path the OS cannot look up (too long, a symlink loop), or a filesystem
             root (R0.7).
     """
+    if cli_kb_path == "":
+        # An empty value would join to the working directory and index whatever is there (R8.2).
+        raise ConfigError(EMPTY_KB_PATH)
     if cli_kb_path is not None:
         base = cwd if cwd is not None else Path.cwd()
         # No textual normalisation: "lnk/.." must mean the parent of lnk's target, as the OS sees it.
@@ -36,13 +44,51 @@ def resolve_kb_path(loaded: LoadedConfig, cli_kb_path: str | None, cwd: Path | N
         candidate = Path(loaded.config.kb_path)
     else:
         raise ConfigError(KB_PATH_REQUIRED)
-    if not candidate.is_dir():
+    try:
+        is_dir = candidate.is_dir()
+        resolved = candidate.resolve() if is_dir else candidate
+    except (OSError, RuntimeError) as exc:
+        # is_dir() swallows only "not found"-like errors; ENAMETOOLONG and friends raise, and
+        # resolve() raises RuntimeError on a symlink loop (Python < 3.13).
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(
+            f"kb_path cannot be used: {candidate}: {reason}; {_kb_fix(cli_kb_path)}"
+        ) from None
+    if not is_dir:
         raise ConfigError(f"kb_path does not exist or is not a directory: {candidate}")
-    resolved = candidate.resolve()
     if resolved.parent == resolved:
         # The index lives in kb_path's parent (R0.6); a root has none.
         raise ConfigError(f"kb_path must not be a filesystem root: {resolved}")
     return resolved
+
+
+def _kb_fix(cli_kb_path: str | None) -> str:
+    where = "--kb-path" if cli_kb_path is not None else "kb_path in groove.toml"
+    return f"name an existing knowledge base folder with {where}"
+
+
+def empty_id_cause(source: str, kind: str) -> str:
+    """Why an empty model or reranker id is refused, and what is accepted instead (R0.18, R5.5).
+
+    Args:
+        source: The flag or key that was empty (``--model``, ``[embedding].model``, ``reranker``...).
+        kind: ``"embedders"`` or ``"rerankers"``.
+
+    An empty id must never mean "not given": it would silently pick the default model or turn
+    reranking off, and the run would measure or serve something nobody asked for.
+    """
+    # Entry-point metadata only: nothing is imported (R1.39).
+    installed = sorted(installed_entry_points(kind))
+    if kind == "rerankers":
+        accepted = ", ".join(["none", *installed])
+        what = "a reranker id"
+    else:
+        accepted = ", ".join(installed) or "none installed"
+        what = "an embedding model id"
+    # Leaving a flag out means different things per command (eval ignores the config's reranker),
+    # so the fix only says that it may be left out.
+    leave = f"or leave {source} out" if source.startswith("--") else "or remove the key to use the default"
+    return f"{source} is empty; name {what} (accepted: {accepted}), {leave}"
 
 
 def plugin_selection(
@@ -60,12 +106,17 @@ def plugin_selection(
         ``provider = "openai-compatible"`` > ``[embedding].model`` > ``model``); the reranker, or
         None when it is ``none``. Each of the two also records the flag or key it came from, or
         ``default`` for the built-in value.
+
+    Raises:
+        ConfigError: an empty id, naming the flag or key. A config file's empty keys are refused
+            earlier, with the file's path, by ``validate``; this check covers the flags and any
+            config built in code.
     """
     if model is not None:
         embedder, embedder_from = model, "--model"
     elif config.embedding.provider == "openai-compatible":
         embedder, embedder_from = "openai-compatible", "[embedding].provider"
-    elif config.embedding.model:
+    elif config.embedding.model is not None:  # not truthiness: "" is an error, not "unset"
         embedder, embedder_from = config.embedding.model, "[embedding].model"
     else:
         embedder = config.model
@@ -74,6 +125,10 @@ def plugin_selection(
         chosen, reranker_from = reranker, "--reranker"
     else:
         chosen, reranker_from = config.reranker, "reranker"
+    if embedder == "":
+        raise ConfigError(empty_id_cause(embedder_from, "embedders"))
+    if chosen == "":
+        raise ConfigError(empty_id_cause(reranker_from, "rerankers"))
     return PluginSelection(
         parsers=config.parsers.enabled,
         embedder=embedder,

@@ -29,6 +29,7 @@ from .model import (
     SearchConfig,
 )
 from .parse import SIZE_KEYS, ParsedFile
+from .resolve import empty_id_cause
 
 MIN_CODE_CHUNK_CHARS = 30  # the smallest piece the code chunker keeps on its own (R1.16)
 MAX_PARENT_TOKENS = 8192  # BGE-M3 context window (R1.25)
@@ -324,6 +325,26 @@ def _check_openai(emb: EmbeddingConfig, raw: dict[str, Any], f: Findings) -> Non
         )
 
 
+def _check_empty_ids(cfg: GrooveConfig, f: Findings) -> None:
+    """R5.5, R0.18: an empty model or reranker id is refused, never read as "use the default".
+
+    Otherwise ``[embedding].model = ""`` silently picked the default model and ``reranker = ""``
+    silently turned reranking off.
+    """
+    if cfg.model == "":
+        f.errors.append(empty_id_cause("model", "embedders"))
+    if cfg.embedding.model == "":
+        if cfg.embedding.provider == "openai-compatible":
+            f.errors.append(
+                "[embedding].model is empty; name the model alias the endpoint serves, or remove it "
+                "and set query_model and document_model"
+            )
+        else:
+            f.errors.append(empty_id_cause("[embedding].model", "embedders"))
+    if cfg.reranker == "":
+        f.errors.append(empty_id_cause("reranker", "rerankers"))
+
+
 def _check_embedding(cfg: GrooveConfig, raw: dict[str, Any], f: Findings) -> None:
     emb = cfg.embedding
     raw_emb = raw.get("embedding") or {}
@@ -361,6 +382,7 @@ def check_values(parsed: ParsedFile, home: Path) -> tuple[GrooveConfig, list[str
     _check_transport_and_watch(cfg, f)
     _check_search(cfg.search, f)
     _check_embedding(cfg, parsed.raw, f)
+    _check_empty_ids(cfg, f)
     if f.errors:
         causes = f.errors + f.parser_errors
         raise ConfigError(f"{parsed.path}: invalid config\n" + "\n".join(causes))

@@ -146,6 +146,13 @@ def _load_yaml(data: bytes) -> Any:
         _fail(f"invalid YAML: character {char} at offset {exc.position} is not allowed ({exc.reason})")
     except yaml.YAMLError as exc:
         _fail("invalid YAML: " + " ".join(str(exc).split()))
+    except RecursionError:
+        # PyYAML composes and constructs nested collections recursively, so a few hundred bytes of
+        # "[[[[..." exhaust the interpreter's stack; that is a property of the input, not a bug.
+        _fail(
+            "invalid YAML: collections are nested too deeply to load; a golden file needs only a "
+            "few levels (queries > expected > path), so remove the extra nesting"
+        )
 
 
 def _parse_document(

@@ -12,6 +12,8 @@ run with nothing to compare against.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from .results import EvalRun, QueryResult
 
@@ -29,11 +31,14 @@ def render_json(run: EvalRun) -> str:
 
 
 def render_text(run: EvalRun, *, model: str, reranker: str | None, color: bool) -> str:
-    """The R10.11 text report: header, settings line, Aggregate block, per-query misses."""
+    """The R10.11 text report: header, settings lines, Aggregate block, per-query misses."""
     lines = [
         f"groove eval - {run.timestamp}",
-        f"  model: {model}    reranker: {reranker or 'none'}    limit: {run.limit}"
-        f"    queries: {run.aggregate.query_count}",
+        (
+            f"  model: {model}    reranker: {reranker or 'none'}    limit: {run.limit}"
+            f"    queries: {run.aggregate.query_count}"
+        ),
+        stage_line(run.fingerprint),
         "",
         "Aggregate",
         *_aggregate_lines(run),
@@ -41,6 +46,26 @@ def render_text(run: EvalRun, *, model: str, reranker: str | None, color: bool) 
         *_per_query_lines(run, color=color),
     ]
     return "\n".join(lines)
+
+
+def stage_line(fingerprint: Mapping[str, Any]) -> str:
+    """The optional stages the run used, read from its fingerprint (R10.15), so the header and the
+    fingerprint cannot disagree. A stage missing from the fingerprint was off; both are always
+    named, so a reader of a report never has to know that absence means "off"."""
+    mmr = fingerprint.get("mmr")
+    parent = fingerprint.get("parent_retriever")
+    parts = [
+        f"mmr: lambda {mmr['lambda']:g}, same-doc penalty {mmr['same_doc_penalty']:g}" if mmr else "mmr: off",
+        (
+            f"parent retriever: whole document up to {parent['whole_doc_threshold_tokens']} tokens, "
+            f"at most {parent['max_expanded_tokens']} tokens"
+        )
+        if parent
+        else "parent retriever: off",
+    ]
+    if fingerprint.get("legs"):
+        parts.append(f"legs: {fingerprint['legs']}")
+    return "  " + "    ".join(parts)
 
 
 def _aggregate_lines(run: EvalRun) -> list[str]:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import GrooveError
+from ..search.request import MAX_LIMIT
 from ..types import Hit
 from .errors import EvalError
 from .golden import GoldenQuery, GoldenSet
@@ -25,19 +26,28 @@ SearchFn = Callable[[str, int], Sequence[Hit]]
 
 
 def normalize_k_values(k_values: Sequence[int]) -> tuple[int, ...]:
-    """Ascending distinct k values; refuses an empty list or a k below 1 (they come from --k)."""
+    """Ascending distinct k values, each at most ``MAX_LIMIT``; refuses an empty list or a k below 1.
+
+    A k above ``MAX_LIMIT`` is clamped to it, as a search's limit is (R6.4): no search returns more
+    hits, so recall@5000 could only ever repeat recall@1000, and recording 5000 in the fingerprint
+    would claim a cut-off the run never had.
+    """
     if not k_values:
         raise EvalError("no k values to evaluate", "pass --k with at least one value, e.g. --k 1,5,10")
     for k in k_values:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise EvalError(f"invalid k value: {k!r}", "every --k value must be a whole number of at least 1")
-    return tuple(sorted(set(k_values)))
+    return tuple(sorted({min(k, MAX_LIMIT) for k in k_values}))
 
 
 def effective_limit(k_values: Sequence[int], limit: int | None) -> int:
-    """R10.4: ``max(max(k_values), --limit)``; without --limit, the largest k."""
+    """R10.4: ``max(max(k_values), --limit)``, clamped to ``MAX_LIMIT`` as every search is (R6.4).
+
+    Without --limit it is the largest k. Clamping here, before the fingerprint is built, keeps the
+    recorded limit equal to the one the searches actually ran with.
+    """
     largest = max(k_values)
-    return largest if limit is None else max(largest, limit)
+    return min(MAX_LIMIT, largest if limit is None else max(largest, limit))
 
 
 def utc_timestamp(now: _dt.datetime | None = None) -> str:
