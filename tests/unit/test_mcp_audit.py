@@ -244,3 +244,31 @@ def test_the_gate_flushes_periodically_and_at_shutdown(caplog: pytest.LogCapture
 
     asyncio.run(main())
     assert _lines(caplog) == [_line(1, "evil:0"), _line(2, "evil:2"), _line(1, "evil:late")]
+
+
+def test_parsers_receive_the_effective_config_read_only(tmp_path) -> None:
+    """R3.5: ctx carries the effective config, when indexing and on get_document's read path."""
+    import attrs
+    from grooveseek.mcp.docread import read_document
+
+    seen: list = []
+    kb = write_kb(tmp_path, {"a.md": f"## Intro\n\nSome words{BODY}"})
+    svc = make_service(kb, config())
+    try:
+        md = svc.app.registry.parsers["md"]
+        for name in ("parse", "parse_for_read"):
+            original = getattr(md, name)
+
+            def spy(data, rel, ctx, original=original, name=name):
+                seen.append((name, ctx.config))
+                return original(data, rel, ctx)
+
+            object.__setattr__(md, name, spy)
+        svc.rebuild()
+        read_document(svc.app.kb, svc.app.registry, "a.md", config=svc.app.config)
+        assert {name for name, _ in seen} == {"parse", "parse_for_read"}
+        assert all(cfg is svc.app.config for _, cfg in seen)
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            seen[0][1].model = "other"  # a parser cannot change what the rest of the run sees
+    finally:
+        svc.close()

@@ -7,9 +7,12 @@ the indexer stores them; search returns ``Hit`` values wrapped in a ``SearchResp
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from .config.model import GrooveConfig
 
 
 @attrs.frozen
@@ -60,7 +63,9 @@ class ParseContext:
     max_bytes: int = 52_428_800
     max_decompressed_size: int = 52_428_800
     exclude_headings: tuple[str, ...] = ()
-    options: Mapping[str, Any] = attrs.field(factory=dict)
+    # The effective (post-trust) config, read-only: GrooveConfig is frozen. None only where a
+    # parser runs outside a command (unit tests, the contract checks).
+    config: GrooveConfig | None = None
 
 
 @attrs.frozen

@@ -320,6 +320,7 @@ class Indexer:
             max_bytes=self._cap(parser),
             max_decompressed_size=self.config.index.max_decompressed_size,
             exclude_headings=tuple(self.config.exclude_headings),
+            config=self.config,
         )
         try:
             return parser.parse(data, rel, ctx)

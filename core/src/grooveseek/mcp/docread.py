@@ -25,6 +25,7 @@ from ..fsread import HARD_LINK_REASON, NOT_REGULAR_REASON, SYMLINK_REASON, FileG
 from ..interfaces import Parser
 from ..names import is_addressable
 from ..registry import Registry
+from ..config.model import GrooveConfig
 from ..types import ParseContext, ParsedDocument
 
 log = logging.getLogger("grooveseek.mcp")
@@ -152,13 +153,14 @@ def _read_bytes(target: Path, rel: str, cap: int) -> bytes:
         raise DocumentRefused("failed", f"Failed to read file: {reason}") from None
 
 
-def _parse(parser: Parser, data: bytes, rel: str, exclude_headings: tuple[str, ...]) -> ParsedDocument:
+def _parse(parser: Parser, data: bytes, rel: str, config: GrooveConfig | None) -> ParsedDocument:
     """R7.15 step 7: the parser's read-side parse under the built-in limits (R2.31)."""
     ctx = ParseContext(
         warn=lambda message: log.debug("get_document %s: %s", rel, message),
         max_bytes=read_cap(parser),
         max_decompressed_size=DECOMPRESSION_BUDGET,
-        exclude_headings=exclude_headings,
+        exclude_headings=tuple(config.exclude_headings) if config is not None else (),
+        config=config,
     )
     try:
         return parser.parse_for_read(data, rel, ctx)
@@ -179,7 +181,7 @@ def cut_utf8(text: str, limit: int) -> tuple[str, bool]:
 
 
 def read_document(
-    kb: Path, registry: Registry, rel: str, *, exclude_headings: tuple[str, ...] = ()
+    kb: Path, registry: Registry, rel: str, *, config: GrooveConfig | None = None
 ) -> DocumentRead:
     """Read ``rel`` (KB-relative, ``/``-separated, its one spelling) through every R7.15 check.
 
@@ -199,7 +201,7 @@ def read_document(
     target = check_spelling(kb, rel)  # steps 3-4
     _check_inside(kb, target)  # step 5
     data = _read_bytes(target, rel, read_cap(parser))  # step 6
-    doc = _parse(parser, data, rel, exclude_headings)  # step 7
+    doc = _parse(parser, data, rel, config)  # step 7
     text, truncated = doc.read_text, doc.truncated
     if parser.kind == "binary":
         text, cut = cut_utf8(text, EXTRACTED_TEXT_CAP)

@@ -233,7 +233,7 @@ def _read_doc(service: KBService, uri: str, rel: str) -> ResourceText:
     if row is None or not ServableRules.for_app(app).servable(row):
         raise ResourceNotFound(uri, "not indexed or not offered")
     try:
-        read = read_document(app.kb, app.registry, rel, exclude_headings=tuple(app.config.exclude_headings))
+        read = read_document(app.kb, app.registry, rel, config=app.config)
     except DocumentRefused as exc:
         raise ResourceNotFound(uri, str(exc)) from None
     text = read.text + TRUNCATION_NOTICE if read.truncated else read.text

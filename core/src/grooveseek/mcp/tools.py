@@ -244,7 +244,7 @@ def get_document(service: KBService, path: str) -> Json:
     one spelling, indexed or not (R7.13, R12.3); metadata from the parser's read-side parse."""
     app = service.app
     try:
-        read = read_document(app.kb, app.registry, path, exclude_headings=tuple(app.config.exclude_headings))
+        read = read_document(app.kb, app.registry, path, config=app.config)
     except DocumentRefused as exc:
         return _error(str(exc))
     doc = read.doc
@@ -286,9 +286,7 @@ def get_best_practice(service: KBService, target: str, category: str | None = No
         if not is_addressable(rel):  # can never point inside the KB: skipped without touching the disk
             continue
         try:
-            found = read_document(
-                app.kb, app.registry, rel, exclude_headings=tuple(app.config.exclude_headings)
-            )
+            found = read_document(app.kb, app.registry, rel, config=app.config)
             break
         except DocumentRefused as exc:
             # Only "not found" moves on (R7.19). Every other refusal, an extension outside the
