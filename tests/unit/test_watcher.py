@@ -120,6 +120,28 @@ def test_create_modify_delete(served: Served) -> None:
     assert set(docs) == {"notes/apple.md", "notes/banana.md", "cherry.md"}
 
 
+@unix_only
+def test_a_link_to_a_parent_inside_the_kb_does_not_blind_the_watcher(tmp_path: Path) -> None:
+    """inotify names a directory by the first path it reached it through; with ``kb/up -> ..``
+    changes in ``kb/notes`` arrive as ``kb/up/kb/notes/...``. They must still be indexed (under
+    their one spelling), and nothing is indexed through the link."""
+    kb = tmp_path / "kb"
+    write(kb, "notes/apple.md", note("Apple", "Apple pie recipe with cinnamon."))
+    (kb / "up").symlink_to(tmp_path, target_is_directory=True)
+    logs: list[str] = []
+    service = KBService(make_app(kb), log=logs.append)
+    try:
+        service.rebuild()
+        watcher = service.start_watcher(debounce_ms=50, tick_ms=100, backoff=(0.05, 0.4))
+        assert watcher.wait_until(lambda s: s.state == "watching", WAIT)
+        served = Served(service, kb, logs, FakeEmbedder(16))
+        write(kb, "notes/fig.md", note("Fig", "Figs ripen in late summer."))
+        docs = served.settle(lambda d: "late summer" in d.get("notes/fig.md", ""))
+        assert not any(path.startswith("up/") for path in docs)
+    finally:
+        service.close()
+
+
 def test_rename_moves_the_row_and_reuses_vectors(served: Served) -> None:
     ids = served.chunk_ids("notes/apple.md")
     embedded = served.embedder.calls

@@ -544,11 +544,24 @@ class Watcher:
             return False
         return not any(self._base_policy.is_excluded_dir(segment) for segment in rel.split("/"))
 
+    def _canonical_rel(self, path: str) -> str | None:
+        """The KB-relative path an event is about, with its directories resolved.
+
+        inotify gives one watch per directory inode, and watchfiles names it by the first path it
+        reached it through: with a directory link inside the KB (say ``kb/up -> ..``), changes in
+        ``kb/a`` may be reported as ``kb/up/kb/a/...``, which a plain prefix test reads as "under
+        a link" and drops, so the watcher would silently stop indexing. Resolving the parent
+        directory (never the final name, so a symlinked file stays a symlink and is refused) gives
+        the one spelling; a path that resolves outside the KB is not ours.
+        """
+        parent, name = os.path.split(path)
+        return self._rel(os.path.join(os.path.realpath(parent), name))
+
     def _to_changes(self, raw: set[tuple[watchfiles.Change, str]]) -> PathChanges | None:
         touched: set[str] = set()
         added: set[str] = set()
         for change, path in raw:
-            rel = self._rel(path)
+            rel = self._canonical_rel(path)
             if rel:
                 touched.add(rel)
                 if change == watchfiles.Change.added:
