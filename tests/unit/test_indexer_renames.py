@@ -162,3 +162,33 @@ def test_unparsed_frontmatter_leaves_the_topic_empty_through_a_rename(tmp_path: 
     (kb.root / "deep" / "garden").rename(kb.root / "deep" / "orchard")
     assert kb.run().renamed == 2
     assert topics() == {"deep/orchard/broken.md": None, "deep/orchard/fine.md": "orchard"}
+
+
+def test_rows_under_a_directory_that_cannot_be_listed_are_kept(tmp_path: Path, monkeypatch) -> None:
+    """A permission blip on a folder: 'its files are not indexed this run', so its rows stay and
+    are not paired away to a copy elsewhere. (Simulated: tests may run as root, who reads anything.)"""
+    import os
+
+    from grooveseek import walker
+
+    kb = make_kb(tmp_path)
+    text = f"## Notes\n\nPrivate notes {BODY}.\n"
+    kb.write("locked/x.md", text)
+    kb.write("open/y.md", f"Other {BODY}.\n")
+    kb.run()
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if os.path.basename(os.fspath(path)) == "locked":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(walker.os, "scandir", scandir)
+    kb.write("open/copy.md", text)  # same bytes as the unlisted file: not a rename target
+    summary = kb.run()
+    assert summary.deleted == 0 and summary.renamed == 0
+    assert set(kb.rows()) == {"locked/x.md", "open/y.md", "open/copy.md"}
+    assert any(line.startswith("Skipping directory locked/") for line in kb.lines)
+    monkeypatch.setattr(walker.os, "scandir", real_scandir)
+    (kb.root / "locked" / "x.md").unlink()
+    assert kb.run().deleted == 1  # listed again: a real deletion is swept

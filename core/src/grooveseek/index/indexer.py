@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -131,13 +131,17 @@ class Indexer:
             record_model(self.store, self.embedder, self._context_mode())
         self.store.repair_fts()
         walk = self._walk()
+        # Paths this run can speak for: collected ones, and not those under a directory that could
+        # not be listed (a permission blip must not delete or move its rows; "its files are not
+        # indexed this run" is what the warning promised).
         collected = {item.rel for item in walk.files}
+        unseen = _Unseen(collected, walk.unreadable_dirs)
         hashes = self._hash_all(walk.files)
         stored = self.store.documents()
         if not options.force:
             # R4.21: vanished means not collected. A collected file whose read was refused (over a
             # cap, a hard link) keeps its row (R4.24) and must not be paired away to a copy.
-            self._detect_renames(stored, hashes, [p for p in stored if p not in collected])
+            self._detect_renames(stored, hashes, [p for p in stored if unseen(p)])
             self._check_code_budget()
         stored = self.store.documents()  # renamed rows now carry their new paths (R4.22)
         stale_parsers = set() if options.force else self._stale_parsers(stored, hashes)
@@ -153,7 +157,7 @@ class Indexer:
             self.reporter.advance(done, len(walk.files))
         self._flush()
         self.reporter.finish()
-        self._sweep(collected)
+        self._sweep(unseen)
         self._record_bookkeeping(stale_parsers)
         return self._summary(started, walk.not_addressable)
 
@@ -429,9 +433,9 @@ class Indexer:
             self.lines.indexed(prepared.rel, n)
 
     # -- end of run ----------------------------------------------------------------------------
-    def _sweep(self, collected: set[str]) -> None:
-        """R4.26: rows whose path the walk did not collect are deleted."""
-        gone = sorted(p for p in self.store.documents() if p not in collected)
+    def _sweep(self, unseen: Callable[[str], bool]) -> None:
+        """R4.26: rows whose path the walk did not collect are deleted (``unseen``)."""
+        gone = sorted(p for p in self.store.documents() if unseen(p))
         if gone:
             self.store.delete_documents(gone)
         for path in gone:
@@ -474,3 +478,16 @@ class Indexer:
 def _first_few(paths: Sequence[str]) -> str:
     named = ", ".join(paths[:NAMED_UNPARSED])
     return named if len(paths) <= NAMED_UNPARSED else f"{named} and {len(paths) - NAMED_UNPARSED} more"
+
+
+@attrs.frozen
+class _Unseen:
+    """True for a stored path the walk did not collect and could have: not under an unreadable dir."""
+
+    collected: set[str]
+    unreadable_dirs: tuple[str, ...]
+
+    def __call__(self, path: str) -> bool:
+        if path in self.collected:
+            return False
+        return not any(path.startswith(d + "/") for d in self.unreadable_dirs)
