@@ -7,6 +7,7 @@ refusal is a StoreError naming the file and the way out, never a traceback.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import apsw
@@ -205,3 +206,44 @@ def test_status_on_a_foreign_file_leaves_it_unchanged(tmp_path):
     result = IndexedKB(root=tmp_path, kb=kb, config=config).run("status")
     assert result.exit_code == 1 and "groove index --force" in result.stderr
     assert _digest(db) == before and _journal_mode(db) == "delete"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_in_the_index_place_is_refused_without_blocking(tmp_path):
+    """SQLite would block forever opening a FIFO; the refusal must come first (found by QA)."""
+    import threading
+
+    db = tmp_path / ".groove.db"
+    os.mkfifo(db)
+    outcome: list[BaseException | None] = []
+
+    def attempt() -> None:
+        try:
+            Store.open(db, create=False)
+            outcome.append(None)
+        except BaseException as exc:  # recorded for the assertion below
+            outcome.append(exc)
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "opening a FIFO as the index blocked"
+    assert isinstance(outcome[0], StoreError) and "is not a regular file" in str(outcome[0])
+
+
+def test_an_index_sqlite_can_only_open_read_only_is_refused_for_writing(tmp_path):
+    """A write-protected index fails with a message naming the file and the fix, not apsw's
+    ReadOnlyError mid-run. (Simulated with a read-only connection: tests may run as root.)"""
+    db = tmp_path / ".groove.db"
+    Store.open(db).close()
+    store = Store(apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY), db)
+    try:
+        with pytest.raises(StoreError, match=r"the index file is read-only, so it cannot be updated"):
+            store.require_writable()
+    finally:
+        store.close()
+    writable = Store.open(db)
+    try:
+        writable.require_writable()  # an ordinary index passes
+    finally:
+        writable.close()

@@ -59,6 +59,12 @@ def _open_usable(db: Path) -> Store | None:
     if not db.exists():
         return None
     try:
-        return Store.open(db)
+        store = Store.open(db)
     except StoreError:
         return None
+    try:
+        store.require_writable()  # a write-protected index is refused, never replaced behind its back
+    except BaseException:
+        store.close()
+        raise
+    return store

@@ -53,15 +53,21 @@ def replace_lock(db: Path) -> Iterator[None]:
 
 
 def open_for_index(db: Path, *, force: bool) -> Store:
-    """Open or create the index; with ``force`` replace a file that cannot be used (R4.33)."""
+    """Open or create the index for writing; with ``force`` replace a file that cannot be used (R4.33)."""
     try:
-        return Store.open(db)
+        store = Store.open(db)
     except StoreError:
         if not force:
             raise
-    with replace_lock(db):
-        remove_index_files(db)
-        return Store.open(db)
+        with replace_lock(db):
+            remove_index_files(db)
+            store = Store.open(db)
+    try:
+        store.require_writable()
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def mismatch_message(recorded: str, recorded_dim: int, embedder: Embedder, kb: Path) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 from pathlib import Path
 
 import apsw
@@ -74,6 +75,21 @@ def _open_failure(db_path: Path, exc: apsw.Error) -> StoreError:
 _OPEN_ERRORS = (apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, apsw.IOError, apsw.ReadOnlyError)
 
 
+def refuse_special_file(db_path: Path) -> None:
+    """A named pipe, socket or device where the index should be: SQLite would block on a FIFO
+    forever, so refuse before opening. A symlink to a regular file is fine (``--force`` replaces
+    the link, never its target)."""
+    try:
+        mode = os.stat(db_path).st_mode
+    except OSError:
+        return  # missing or dangling: the open reports it
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise StoreError(
+            f"{db_path}: is not a regular file (a named pipe, socket or device), so it cannot be the "
+            "index. Remove or rename it yourself, then run groove index."
+        )
+
+
 def connect_for_check(db_path: Path) -> apsw.Connection:
     """Open an existing file read-only, to decide whether it is ours before anything writes to it.
 
@@ -83,6 +99,7 @@ def connect_for_check(db_path: Path) -> apsw.Connection:
     """
     if is_real_directory(db_path):
         raise StoreError(directory_message(db_path))
+    refuse_special_file(db_path)
     try:
         conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
     except _OPEN_ERRORS as exc:
@@ -106,6 +123,7 @@ def connect(db_path: Path, *, create: bool = True) -> apsw.Connection:
     """
     if is_real_directory(db_path):
         raise StoreError(directory_message(db_path))
+    refuse_special_file(db_path)
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     try:
         conn = apsw.Connection(str(db_path), flags=flags)

@@ -85,6 +85,15 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
         with self.conn:
             yield
 
+    def require_writable(self) -> None:
+        """Refuse an index SQLite could only open read-only (a write-protected file), before a
+        run fails on its first write with a library error."""
+        if self.conn.readonly("main"):
+            raise StoreError(
+                f"{self.path}: the index file is read-only, so it cannot be updated. Make it and "
+                f"{self.path.parent} writable for this user (for example chmod u+w), then run the command again."
+            )
+
     def holds_snapshot(self) -> bool:
         """True while a statement or transaction keeps a read snapshot open on this connection."""
         return self.conn.txn_state() != apsw.SQLITE_TXN_NONE
