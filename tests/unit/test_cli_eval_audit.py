@@ -266,3 +266,27 @@ def test_os_error_message_without_a_path_is_the_reason_alone():
     assert os_error_message(OSError(errno.ENOSPC, "No space left on device", "/a", None, "/b")) == (
         "/a -> /b: No space left on device"
     )
+
+
+def test_an_argument_that_is_not_utf8_is_one_line_not_a_traceback(boom: list):
+    """Undecodable argv bytes arrive as lone surrogates; the first UTF-8 encode fails (found by QA)."""
+    try:
+        "q\udcff".encode("utf-8")
+    except UnicodeEncodeError as exc:
+        boom.append(exc)
+    result = groove("boom")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: an argument or path is not valid UTF-8: q\\udcff;")
+    boom[0] = UnicodeEncodeError("ascii", "é", 0, 1, "ordinal not in range(128)")
+    with pytest.raises(UnicodeEncodeError):  # any other encode error is a bug and stays loud
+        groove("boom")
+
+
+def test_search_with_an_undecodable_query_fails_cleanly(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("## A\n\nSome text for the index to hold.\n", encoding="utf-8")
+    assert groove("index", "--kb-path", str(kb), "--model", "minilm-l6-int8").exit_code == 0
+    result = groove("search", "--kb-path", str(kb), "--model", "minilm-l6-int8", "\udcff")
+    assert result.exit_code == 1
+    assert "Error: an argument or path is not valid UTF-8: \\udcff;" in result.stderr

@@ -55,6 +55,17 @@ class GrooveGroup(click.Group):
             # click's own control flow subclasses RuntimeError; the other two are programming
             # errors, which must stay loud (a traceback) rather than pass for a user's mistake.
             raise
+        except UnicodeEncodeError as exc:
+            if "surrogate" not in exc.reason:
+                raise
+            # Python hands undecodable argv bytes over as lone surrogates; the first UTF-8 encode
+            # (SQLite, the query checks) fails on them. Say which value, escaped.
+            shown = ascii(exc.object)[1:-1]
+            shown = shown if len(shown) <= 120 else shown[:117] + "..."
+            raise click.ClickException(
+                f"an argument or path is not valid UTF-8: {shown}; GrooveSeek reads queries, "
+                "filters and paths as UTF-8, so pass the value in UTF-8 (or rename the folder)"
+            ) from None
         except (OSError, RuntimeError) as exc:
             # R0.17: a path the OS refuses (ENAMETOOLONG, ELOOP, EACCES) can surface from any
             # pathlib call before a command's own checks; one line beats a traceback. Only these
