@@ -109,3 +109,20 @@ def test_casefold_different(a: str, b: str) -> None:
 def test_casefold_maps_final_sigma() -> None:
     assert casefold_name("ΟΣ") == "οσ"
     assert casefold_name("ος") == "οσ"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("notes/東京の天気.md", "notes/東京の天気.md"),
+        ("a\nb.md", "a\\nb.md"),
+        ("tab\there.md", "tab\\there.md"),
+        ("esc\x1b[31m.md", "esc\\x1b[31m.md"),
+        ("latin1\udce9.md", "latin1\\xe9.md"),
+        ("plain name.md", "plain name.md"),
+    ],
+)
+def test_shown_escapes_what_could_split_or_forge_a_log_line(name: str, expected: str) -> None:
+    from grooveseek.names import shown
+
+    assert shown(name) == expected

@@ -2,15 +2,16 @@
 
 This module owns the addressability predicate of SPEC R2.33 -- the single answer to "may this
 KB-relative, ``/``-separated path be stored, watched and served?" asked by the walk, the watcher,
-``get_document``, ``get_best_practice`` and the resource surface -- and ``casefold_name``, the
-mapping of R2.8 that ``exclude_dirs`` and ``.grooveignore`` use for case-insensitive matching.
+``get_document``, ``get_best_practice`` and the resource surface -- ``casefold_name``, the
+mapping of R2.8 that ``exclude_dirs`` and ``.grooveignore`` use for case-insensitive matching, and
+``shown``, how a name is written into a log line.
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["casefold_name", "is_addressable", "WINDOWS_RESERVED_DEVICES"]
+__all__ = ["WINDOWS_RESERVED_DEVICES", "casefold_name", "is_addressable", "shown"]
 
 # R2.33: reserved device names, refused with or without an extension.
 WINDOWS_RESERVED_DEVICES = frozenset(
@@ -84,3 +85,13 @@ def is_addressable(rel: str, *, windows: bool | None = None) -> bool:
     if "\\" in rel or ":" in rel or rel.startswith("//"):
         return False
     return all(_windows_segment_ok(seg) for seg in segments)
+
+
+def shown(rel: str) -> str:
+    """A name as written into one stderr line: bytes that are not UTF-8 (lone surrogates) and
+    control characters escaped, so ``a\\nb.md`` cannot split a line in two or forge another line;
+    every printable character, CJK included, is kept as it is."""
+    text = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)

@@ -27,7 +27,7 @@ import pathspec
 
 from grooveseek.errors import GrooveError, ReadRefused
 from grooveseek.fsread import FileGone, read_bound
-from grooveseek.names import casefold_name, is_addressable
+from grooveseek.names import casefold_name, is_addressable, shown
 
 __all__ = [
     "Collected",
@@ -89,12 +89,6 @@ def is_reserved_name(name: str) -> bool:
     """
     folded = casefold_name(name)
     return folded in RESERVED_NAMES or folded.startswith(_RESERVED_PREFIX)
-
-
-def _shown(rel: str) -> str:
-    # A name that is not valid UTF-8 arrives with lone surrogates; show its bytes escaped instead
-    # of letting the stderr writer fail on it.
-    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 # --------------------------------------------------------------------------- .grooveignore
@@ -353,11 +347,11 @@ class _Walk:
         self.not_addressable += 1
         if is_dir:
             self.warn(
-                f"Skipping directory {_shown(rel)}/: this platform cannot open that name; "
+                f"Skipping directory {shown(rel)}/: this platform cannot open that name; "
                 "rename it to index the files inside"
             )
         else:
-            self.warn(f"Skipping {_shown(rel)}: this platform cannot open that name; rename it to index it")
+            self.warn(f"Skipping {shown(rel)}: this platform cannot open that name; rename it to index it")
 
     def visit(self, entry: os.DirEntry[str], rel: str, pending: list[tuple[str, str]]) -> None:
         policy = self.policy
@@ -395,7 +389,7 @@ class _Walk:
                 raise
             self.unreadable.append(rel_dir)
             reason = exc.strerror or str(exc)
-            self.warn(f"Skipping directory {_shown(rel_dir)}/: {reason}; its files are not indexed this run")
+            self.warn(f"Skipping directory {shown(rel_dir)}/: {reason}; its files are not indexed this run")
             return None
 
 

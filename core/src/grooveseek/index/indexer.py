@@ -25,6 +25,7 @@ from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
 from ..interfaces import Embedder, Parser
 from ..quality import quality_score
+from ..names import shown
 from ..registry import Registry
 from ..store.store import AWAITING_REPARSE, DocumentRecord, Store, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
@@ -50,16 +51,16 @@ class RunLines:
 
     def indexed(self, rel: str, chunks: int, *, metadata_only: bool = False) -> None:
         extra = ", metadata only" if metadata_only else ""
-        self.reporter.file_line(f"  indexed: {rel} ({chunks} chunks{extra})")
+        self.reporter.file_line(f"  indexed: {shown(rel)} ({chunks} chunks{extra})")
 
     def renamed(self, old: str, new: str) -> None:
-        self.reporter.file_line(f"  renamed: {old} -> {new}")
+        self.reporter.file_line(f"  renamed: {shown(old)} -> {shown(new)}")
 
     def deleted(self, rel: str) -> None:
-        self.reporter.file_line(f"  deleted: {rel}")
+        self.reporter.file_line(f"  deleted: {shown(rel)}")
 
     def skipped(self, rel: str, reason: str) -> None:
-        self.reporter.warn(f"Skipping {rel}: {reason}")  # never suppressed (R4.24)
+        self.reporter.warn(f"Skipping {shown(rel)}: {reason}")  # never suppressed (R4.24)
 
 
 @attrs.frozen
@@ -382,7 +383,7 @@ class Indexer:
         if doc.frontmatter_unparsed is not None:
             self.counts.frontmatter_unparsed += 1
             self.counts.unparsed_paths.append(item.rel)
-            self.reporter.warn(f"warning: {item.rel}: failed to parse YAML frontmatter: {doc.frontmatter_unparsed}")
+            self.reporter.warn(f"warning: {shown(item.rel)}: failed to parse YAML frontmatter: {doc.frontmatter_unparsed}")
         chunks = self._chunks(item.rel, parser, doc)
         if not chunks:
             # R4.25: an empty skip deletes the row, since the file's current content is known.

@@ -34,7 +34,7 @@ import attrs
 import watchfiles
 
 from ..errors import GrooveError
-from ..names import casefold_name
+from ..names import casefold_name, shown
 from ..store.store import StoredDoc
 from ..walker import GROOVEIGNORE_NAME, Collected, WalkPolicy, collect, load_grooveignore
 from .guard import check_model, record_model
@@ -97,19 +97,19 @@ class WatchLines(RunLines):
 
     def indexed(self, rel: str, chunks: int, *, metadata_only: bool = False) -> None:
         if rel in self.moved_from:
-            self.reporter.stage(f"watcher: rename target {self.moved_from[rel]} not in DB, indexed {rel}")
+            self.reporter.stage(f"watcher: rename target {shown(self.moved_from[rel])} not in DB, indexed {shown(rel)}")
             return
         extra = ", metadata only" if metadata_only else ""
-        self.reporter.stage(f"watcher: reindexed {rel} ({chunks} chunks{extra})")
+        self.reporter.stage(f"watcher: reindexed {shown(rel)} ({chunks} chunks{extra})")
 
     def renamed(self, old: str, new: str) -> None:
-        self.reporter.stage(f"watcher: renamed {old} -> {new}")
+        self.reporter.stage(f"watcher: renamed {shown(old)} -> {shown(new)}")
 
     def deleted(self, rel: str) -> None:
-        self.reporter.stage(f"watcher: deindexed {rel}")
+        self.reporter.stage(f"watcher: deindexed {shown(rel)}")
 
     def skipped(self, rel: str, reason: str) -> None:
-        self.reporter.warn(f"watcher: skipped {rel} ({reason})")
+        self.reporter.warn(f"watcher: skipped {shown(rel)} ({reason})")
 
 
 class BatchIndexer(Indexer):
