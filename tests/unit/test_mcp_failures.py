@@ -60,7 +60,10 @@ def test_other_pipeline_failures_suggest_a_rebuild(tmp_path: Path) -> None:
         assert answer == {
             "error": f"Search failed: No index found at {svc.app.db}. Try running rebuild_index first."
         }
-        assert tools.list_topics(svc)["error"].startswith("Failed to list topics: No index found at ")
+        # Every tool points an MCP client at rebuild_index, never at the groove command line.
+        hint = f"No index found at {svc.app.db}. Try running rebuild_index first."
+        assert tools.list_topics(svc) == {"error": f"Failed to list topics: {hint}"}
+        assert tools.get_connection_graph(svc, "a.md") == {"error": f"get_connection_graph failed: {hint}"}
     finally:
         svc.close()
 

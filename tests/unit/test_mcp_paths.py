@@ -379,7 +379,7 @@ def test_an_index_failure_is_not_a_not_found(tmp_path: Path) -> None:
             for call in (client.list_resources(), client.read_resource("kb://doc/a.md")):
                 with pytest.raises(MCPError) as info:
                     await call
-                assert info.value.code == -32603 and "No index found at" in info.value.message
+                assert info.value.code == -32603 and "No index found at" in info.value.message and "rebuild_index" in info.value.message
 
     try:
         anyio.run(main)

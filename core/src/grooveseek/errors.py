@@ -7,6 +7,8 @@ exit 1 in one place (``grooveseek.cli``); nothing else formats them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class GrooveError(Exception):
     """Base class of every error that is shown to a user instead of a traceback."""
@@ -26,6 +28,16 @@ class ParseError(GrooveError):
 
 class StoreError(GrooveError):
     """The index file cannot be opened, is foreign, or is newer than this program."""
+
+
+class IndexMissing(StoreError):
+    """There is no index file yet. The message is worded for the command line; an MCP client is
+    told about ``rebuild_index`` instead (``mcp.tools.agent_cause``)."""
+
+    def __init__(self, db: Path, kb: Path) -> None:
+        super().__init__(f"No index found at {db}. Run groove index --kb-path {kb} first.")
+        self.db = db
+        self.kb = kb
 
 
 class ModelError(GrooveError):

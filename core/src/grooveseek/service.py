@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .app import App
-from .errors import GrooveError, StoreError
+from .errors import GrooveError, IndexMissing, StoreError
 from .index.forced import run_forced
-from .index.guard import check_model, no_index_message, open_for_index, open_for_search
+from .index.guard import check_model, open_for_index, open_for_search
 from .index.indexer import Indexer, IndexOptions, walk_policy
 from .index.report import Reporter
 from .interfaces import Embedder, Reranker
@@ -217,7 +217,7 @@ def _file_identity(db: Path, kb: Path) -> tuple[int, int]:
     try:
         st = os.stat(db)
     except FileNotFoundError:
-        raise StoreError(no_index_message(db, kb)) from None
+        raise IndexMissing(db, kb) from None
     return st.st_dev, st.st_ino
 
 

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import ModelError, StoreError
+from ..errors import IndexMissing, ModelError, StoreError
 from ..interfaces import Embedder
 from ..store.store import Store, remove_index_files
 
@@ -25,7 +25,7 @@ def db_path_for(kb: Path) -> Path:
 
 
 def no_index_message(db: Path, kb: Path) -> str:
-    return f"No index found at {db}. Run groove index --kb-path {kb} first."
+    return str(IndexMissing(db, kb))
 
 
 @contextlib.contextmanager
@@ -113,7 +113,7 @@ def record_model(store: Store, embedder: Embedder, context_mode: str) -> None:
 def open_for_search(db: Path, kb: Path, embedder: Embedder) -> Store:
     """Open an existing index for reading and run the model guard before any model loads."""
     if not db.exists():
-        raise StoreError(no_index_message(db, kb))
+        raise IndexMissing(db, kb)
     store = Store.open(db, create=False)
     try:
         check_model(store, embedder, kb)

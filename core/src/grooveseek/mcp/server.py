@@ -130,7 +130,8 @@ class _Handlers:
         try:
             groups = await anyio.to_thread.run_sync(list_topic_groups, self.service)
         except GrooveError as exc:  # no index, or an unusable one: say so instead of an opaque failure
-            raise MCPError(code=types.INTERNAL_ERROR, message=f"Failed to list resources: {exc}") from None
+            message = f"Failed to list resources: {tools.agent_cause(exc)}"
+            raise MCPError(code=types.INTERNAL_ERROR, message=message) from None
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -167,7 +168,8 @@ class _Handlers:
             log.debug("resources/read %r refused: %s", exc.uri, exc.reason)
             raise MCPError(code=RESOURCE_NOT_FOUND, message=str(exc), data={"uri": params.uri}) from None
         except GrooveError as exc:  # the index itself failed, not this URI
-            raise MCPError(code=types.INTERNAL_ERROR, message=f"Failed to read resource: {exc}") from None
+            message = f"Failed to read resource: {tools.agent_cause(exc)}"
+            raise MCPError(code=types.INTERNAL_ERROR, message=message) from None
         content = types.TextResourceContents(uri=found.uri, text=found.text, mime_type=found.mime_type)
         return types.ReadResourceResult(contents=[content])
 

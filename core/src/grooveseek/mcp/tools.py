@@ -15,8 +15,7 @@ from typing import Any
 
 import attrs
 
-from ..errors import GrooveError, ModelError, RerankError, SearchError
-from ..index.guard import no_index_message
+from ..errors import GrooveError, IndexMissing, ModelError, RerankError, SearchError
 from ..names import is_addressable
 from ..search.filters import validate_filters
 from ..search.request import resolve_request
@@ -42,17 +41,17 @@ def _error(message: str) -> Json:
     return {"error": message}
 
 
-def _search_failed(service: KBService, cause: str) -> Json:
-    """R7.7: ``Search failed: <cause>. Try running rebuild_index first.`` as one sentence pair.
+def agent_cause(exc: BaseException) -> str:
+    """An error's text for an MCP client: a missing index points at ``rebuild_index`` (the tool the
+    client has) rather than at the ``groove index`` command line."""
+    if isinstance(exc, IndexMissing):
+        return f"No index found at {exc.db}. Try running rebuild_index first."
+    return str(exc)
 
-    Causes often end in a full stop of their own, which would double up before the hint. The missing
-    index's cause also carries a CLI hint (``groove index ...``) that would compete with the tool's
-    own: an MCP client is told about ``rebuild_index`` only.
-    """
-    db = service.app.db
-    missing, location = no_index_message(db, service.app.kb), f"No index found at {db}"
-    if cause == missing and missing.startswith(location):
-        cause = location
+
+def _search_failed(cause: str) -> Json:
+    """R7.7: ``Search failed: <cause>. Try running rebuild_index first.`` as one sentence pair
+    (a cause's own final full stop would double up before the hint)."""
     return _error(f"Search failed: {cause.rstrip().removesuffix('.')}. Try running rebuild_index first.")
 
 
@@ -174,10 +173,12 @@ def search(service: KBService, query: str, **args: Any) -> Json:
     except ModelError as exc:  # every other model failure in a search is the query embedding (R7.7)
         return _error(f"Failed to embed query: {exc}")
     except GrooveError as exc:
-        return _search_failed(service, str(exc))
+        if isinstance(exc, IndexMissing):
+            return _search_failed(f"No index found at {exc.db}")
+        return _search_failed(str(exc))
     except Exception as exc:  # never a traceback to the client (R7.3)
         log.exception("search failed")
-        return _search_failed(service, f"{type(exc).__name__}: {exc}")
+        return _search_failed(f"{type(exc).__name__}: {exc}")
     return response.as_dict()
 
 
@@ -234,7 +235,7 @@ def list_topics(service: KBService) -> list[Json] | Json:
             rows = store.serving_rows()
     except Exception as exc:
         log.debug("list_topics failed", exc_info=True)
-        return _error(f"Failed to list topics: {exc}")
+        return _error(f"Failed to list topics: {agent_cause(exc)}")
     return topic_groups(rows)
 
 
@@ -343,7 +344,7 @@ def get_connection_graph(service: KBService, start: str, **args: Any) -> Json:
         with service.reader() as store:
             result = connection_graph(store, params, min_quality=threshold)
     except GrooveError as exc:
-        return _error(f"get_connection_graph failed: {exc}")
+        return _error(f"get_connection_graph failed: {agent_cause(exc)}")
     except Exception as exc:
         log.exception("get_connection_graph failed")
         return _error(f"get_connection_graph failed: {type(exc).__name__}: {exc}")
