@@ -272,3 +272,28 @@ def test_parsers_receive_the_effective_config_read_only(tmp_path) -> None:
             seen[0][1].model = "other"  # a parser cannot change what the rest of the run sees
     finally:
         svc.close()
+
+
+def test_a_client_hanging_up_mid_body_is_one_debug_line_not_a_traceback(caplog) -> None:
+    """Found by QA: each disconnect logged a full starlette ClientDisconnect traceback at error level."""
+    import logging
+
+    from grooveseek.mcp.transport import quiet_third_party_logs
+    from starlette.requests import ClientDisconnect
+
+    quiet_third_party_logs()
+    quiet_third_party_logs()  # idempotent: one filter
+    sdk = logging.getLogger("mcp.server.streamable_http")
+    assert len([f for f in sdk.filters if type(f).__name__ == "ClientGoneFilter"]) == 1
+    with caplog.at_level(logging.DEBUG):
+        try:
+            raise ClientDisconnect()
+        except ClientDisconnect:
+            sdk.exception("Error handling POST request")
+        try:
+            raise ValueError("a real failure")
+        except ValueError:
+            sdk.exception("Error handling POST request")
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [type(r.exc_info[1]).__name__ for r in errors] == ["ValueError"]  # real errors still logged
+    assert any("disconnected before its request body" in r.getMessage() for r in caplog.records)

@@ -305,8 +305,24 @@ class HttpService:
         self._server.should_exit = True
 
 
+class ClientGoneFilter(logging.Filter):
+    """The SDK logs a client that hangs up mid-request as an error with a full traceback; that is
+    the client's business, and any client could flood the log with it. One debug line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and type(exc).__name__ == "ClientDisconnect":
+            logging.getLogger("grooveseek.mcp").debug("a client disconnected before its request body arrived")
+            return False
+        return True
+
+
 def quiet_third_party_logs() -> None:
     """The SDK logs every session at info level and uvicorn every start-up step; keep them for debug."""
+    logging.getLogger("mcp.server.streamable_http").addFilter(CLIENT_GONE)
     if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
         for name in ("mcp", "uvicorn", "httpx", "httpx2"):
             logging.getLogger(name).setLevel(logging.WARNING)
+
+
+CLIENT_GONE = ClientGoneFilter()  # one instance, so calling quiet_third_party_logs twice adds it once
