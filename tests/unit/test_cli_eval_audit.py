@@ -145,7 +145,7 @@ def test_empty_kb_path_is_refused_not_the_working_directory(kb: Path):
     result = eval_("--kb-path", "")
     assert result.exit_code == 1
     assert error_lines(result)[0].startswith(
-        "Error: kb_path does not exist or is not a directory: --kb-path is empty;"
+        "Error: --kb-path is empty;"
     )
 
 

@@ -15,7 +15,7 @@ from .model import GrooveConfig, LoadedConfig
 
 KB_PATH_REQUIRED = "--kb-path is required (pass on the command line or set kb_path in groove.toml)"
 EMPTY_KB_PATH = (
-    "kb_path does not exist or is not a directory: --kb-path is empty; name the knowledge base "
+    "--kb-path is empty; name the knowledge base "
     "folder, or leave --kb-path out to use kb_path from groove.toml"
 )
 
