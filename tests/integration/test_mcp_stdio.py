@@ -370,6 +370,15 @@ def test_stdout_carries_only_the_protocol_and_stdin_eof_ends_the_server(kb: Inde
                      "params": {"name": "search", "arguments": {"query": "quality filter"}}})  # fmt: skip
         second = json.loads(stdout.get(timeout=DEADLINE))
         assert second["id"] == 2 and "results" in json.loads(second["result"]["content"][0]["text"])
+        # Lines the SDK cannot read are answered, not left unanswered (found by QA).
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"get_document",'
+                         b'"arguments":{"path":"\\ud800.md"}}}\n[{"jsonrpc":"2.0","id":7,"method":"ping"}]\n')
+        proc.stdin.flush()
+        third, fourth = json.loads(stdout.get(timeout=DEADLINE)), json.loads(stdout.get(timeout=DEADLINE))
+        assert (third["id"], third["error"]["code"]) == (6, -32700)
+        assert (fourth["id"], fourth["error"]["code"]) == (None, -32600)
+        _send(proc, {"jsonrpc": "2.0", "id": 8, "method": "ping"})
+        assert json.loads(stdout.get(timeout=DEADLINE)) == {"jsonrpc": "2.0", "id": 8, "result": {}}
         proc.stdin.close()
         assert proc.wait(timeout=DEADLINE) == 0  # R7.41: the process exits when stdin closes
         rest = []

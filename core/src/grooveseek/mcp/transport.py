@@ -38,6 +38,7 @@ from ..config.model import GrooveConfig
 from ..console import echo_err
 from ..errors import ConfigError, GrooveError
 from .gate import HEALTHZ_PATH, MCP_PATH, Gate, GatePolicy
+from .malformed import AnswerMalformed
 
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -174,7 +175,9 @@ def serve_stdio(server: Server[Any], protocol_fd: int | None, *, on_ready: Calla
         ):
             await tg.start(_exit_on_signal, on_signal)  # handlers are in place before "ready"
             on_ready()
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            # Lines the SDK cannot read get an error reply instead of silence (mcp.malformed).
+            guarded = AnswerMalformed(read_stream, write_stream)
+            await server.run(guarded, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()
 
     anyio.run(main)
