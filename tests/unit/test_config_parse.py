@@ -3,28 +3,13 @@ and the size grammar (R2.25)."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
 from grooveseek.config import UNLIMITED, GrooveConfig, load_config, parse_size
 from grooveseek.errors import ConfigError
 
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {"HOME": str(tmp_path / "home"), "GROOVE_CONFIG_HOME": str(tmp_path / "cfghome")}
-
-
-def _load(tmp_path: Path, text: str):
-    path = tmp_path / "groove.toml"
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return load_config(str(path), cwd=tmp_path, env=_env(tmp_path))
-
-
-def _error(tmp_path: Path, text: str) -> str:
-    with pytest.raises(ConfigError) as info:
-        _load(tmp_path, text)
-    return str(info.value)
+from tests.unit.config_kit import config_error as _error
+from tests.unit.config_kit import env_for as _env
+from tests.unit.config_kit import load_text as _load
 
 
 def test_empty_file_is_the_default_config(tmp_path):

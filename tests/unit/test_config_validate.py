@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
 from grooveseek.config import load_config, parse_bind
 from grooveseek.config.model import MIB50
-from grooveseek.errors import ConfigError
+
+from tests.unit.config_kit import config_error as _error
+from tests.unit.config_kit import env_for as _env
+from tests.unit.config_kit import load_text as _load
 
 XLS = (
     '[parsers].enabled contains "xls", which is not supported: a legacy .xls workbook is materialised '
@@ -16,22 +16,6 @@ XLS = (
     "(read as a stream) and keep the original: conversion carries cell text over but is not lossless "
     "(VBA macros need .xlsm)."
 )
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {"HOME": str(tmp_path / "home"), "GROOVE_CONFIG_HOME": str(tmp_path / "cfghome")}
-
-
-def _load(tmp_path: Path, text: str):
-    path = tmp_path / "groove.toml"
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return load_config(str(path), cwd=tmp_path, env=_env(tmp_path))
-
-
-def _error(tmp_path: Path, text: str) -> str:
-    with pytest.raises(ConfigError) as info:
-        _load(tmp_path, text)
-    return str(info.value)
 
 
 # --- R1.13 quality filter --------------------------------------------------------------------

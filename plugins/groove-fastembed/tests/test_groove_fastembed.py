@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +37,6 @@ from grooveseek.registry import Registry
 from grooveseek.testing import check_embedder
 
 MINILM = MODELS["minilm-l6-int8"]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _offline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No hub access and no real home cache for anything in this module."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        mp.setenv("FASTEMBED_CACHE_DIR", str(tmp_path_factory.mktemp("env-cache")))
-        yield
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ import itertools
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +32,6 @@ from grooveseek.search.request import SearchRequest
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.testing import FakeEmbedder
 from grooveseek.types import Chunk
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _offline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No hub access and no real home cache for anything in this module."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        mp.setenv("FASTEMBED_CACHE_DIR", str(tmp_path_factory.mktemp("env-cache")))
-        yield
 
 
 @pytest.fixture(scope="module")
