@@ -2,7 +2,8 @@
 """Bootstrap for a fresh machine that has only python3 and pip.
 
     python3 dev.py demo    install everything into .venv, index the bundled sample KB offline, search it
-    python3 dev.py test    install everything into .venv and run the whole test suite
+    python3 dev.py test    install everything into .venv, run the lint checks, then the whole test suite
+    python3 dev.py lint    the lint checks alone: ruff check, ruff format --check
 
 The install is skipped when nothing that affects it changed since the last one (a stamp in .venv).
 """
@@ -44,7 +45,9 @@ def install() -> None:
     pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
     editable = [arg for m in MEMBERS for arg in ("-e", str(ROOT / m))]
-    subprocess.run(pip + ["-c", str(ROOT / "constraints.txt")] + editable + ["pytest", "hypothesis", "onnx"], check=True)
+    subprocess.run(
+        pip + ["-c", str(ROOT / "constraints.txt")] + editable + ["pytest", "hypothesis", "onnx"], check=True
+    )
     stamp.write_text(digest)
 
 
@@ -56,16 +59,32 @@ def demo() -> int:
     groove = [str(BIN / "groove")]
     common = ["--kb-path", str(kb), "--model", "minilm-l6-int8"]
     print(f"dev.py: indexing {kb}", file=sys.stderr)
-    rc = subprocess.run(groove + ["index", *common, "--quiet"]).returncode
+    rc = subprocess.run(groove + ["index", *common, "--quiet"], check=False).returncode
     if rc != 0:
         return rc
     query = "how do I keep the index fresh while I edit notes?"
     print(f"dev.py: groove search {query!r}", file=sys.stderr)
-    return subprocess.run(groove + ["search", query, *common, "--format", "text", "--limit", "3"]).returncode
+    cmd = groove + ["search", query, *common, "--format", "text", "--limit", "3"]
+    return subprocess.run(cmd, check=False).returncode
+
+
+def lint() -> int:
+    """The house checks: each runs even if an earlier one failed, so one run shows every problem."""
+    checks = [
+        [str(BIN / "ruff"), "check", "."],
+        [str(BIN / "ruff"), "format", "--check", "."],
+    ]
+    failed = [cmd for cmd in checks if subprocess.run(cmd, cwd=ROOT, check=False).returncode != 0]
+    for cmd in failed:
+        print(f"dev.py lint: failed: {Path(cmd[0]).name} {' '.join(cmd[1:])}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def test(extra: list[str]) -> int:
-    rc = subprocess.run([str(PY), "-m", "pytest", *extra], cwd=ROOT).returncode
+    if not extra and lint() != 0:
+        print("dev.py: lint failed; fix it before the tests run (python3 dev.py lint)", file=sys.stderr)
+        return 1
+    rc = subprocess.run([str(PY), "-m", "pytest", *extra], cwd=ROOT, check=False).returncode
     if rc == 5:  # pytest: no tests collected. A suite that runs nothing must not pass.
         print("dev.py: pytest collected no tests; failing", file=sys.stderr)
         return 1
@@ -73,7 +92,7 @@ def test(extra: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"demo", "test", "install"}:
+    if not argv or argv[0] not in {"demo", "test", "install", "lint"}:
         print(__doc__, file=sys.stderr)
         return 2
     install()
@@ -81,6 +100,8 @@ def main(argv: list[str]) -> int:
         return demo()
     if argv[0] == "test":
         return test(argv[1:])
+    if argv[0] == "lint":
+        return lint()
     return 0
 
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -33,15 +33,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import vocabulary  # noqa: E402
+from _common import vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work" / "concurrency"
 CORPUS = ROOT / "tests" / "fixtures" / "corpora" / "npm-docs"
 CHUNKS_PER_DOC = 10
 WORDS_PER_CHUNK = 90
-
-
 
 
 def build_index(db: Path, chunks: int, embedder, words: list[str]) -> None:
@@ -63,8 +61,20 @@ def build_index(db: Path, chunks: int, embedder, words: list[str]) -> None:
                 parts.append(Chunk(i, f"Section {i}", 2, text, WORDS_PER_CHUNK))
             vectors = rng.standard_normal((CHUNKS_PER_DOC, embedder.dimension)).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-            rec = DocumentRecord(path, "md", f"Doc {doc}", False, None, False, path.split("/")[0], None, (),
-                                 None, f"hash-{doc}", 1000)  # fmt: skip
+            rec = DocumentRecord(
+                path,
+                "md",
+                f"Doc {doc}",
+                False,
+                None,
+                False,
+                path.split("/")[0],
+                None,
+                (),
+                None,
+                f"hash-{doc}",
+                1000,
+            )
             store.replace_document(rec, parts, vectors)
     finally:
         store.close()
@@ -118,7 +128,7 @@ def drive(search: Callable[[str], object], qs: list[str], threads: int) -> tuple
             t0 = time.perf_counter()
             try:
                 search(q)
-            except BaseException as exc:  # noqa: BLE001 - counted and reported below
+            except BaseException as exc:
                 errors.append(exc)
             with lock:
                 latencies.append(time.perf_counter() - t0)
@@ -134,7 +144,10 @@ def drive(search: Callable[[str], object], qs: list[str], threads: int) -> tuple
     if errors:
         raise RuntimeError(f"{len(errors)} searches failed; first: {errors[0]!r}")
     latencies.sort()
-    p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
+
+    def p(q):
+        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
+
     return len(qs) / wall, p(0.50), p(0.95), cpu * 1000 / len(qs)
 
 
@@ -179,10 +192,14 @@ def main() -> None:
     for q in qs[:10]:  # warm both paths (model, page cache, pool)
         before(q)
         after(q)
-    print(f"{args.chunks} chunks, {cpu_count()} cores, gate permits {service.gate.permits}, "
-          f"{args.requests} searches per run, median of {args.rounds} rounds\n")  # fmt: skip
-    print(f"{'threads':>7} | {'BEFORE qps':>10} {'p50 ms':>7} {'p95 ms':>7} {'cpu ms':>6} | {'AFTER qps':>9} "
-          f"{'p50 ms':>7} {'p95 ms':>7} {'cpu ms':>6} | {'qps x':>6} {'p50 x':>6}")  # fmt: skip
+    print(
+        f"{args.chunks} chunks, {cpu_count()} cores, gate permits {service.gate.permits}, "
+        f"{args.requests} searches per run, median of {args.rounds} rounds\n"
+    )
+    print(
+        f"{'threads':>7} | {'BEFORE qps':>10} {'p50 ms':>7} {'p95 ms':>7} {'cpu ms':>6} | {'AFTER qps':>9} "
+        f"{'p50 ms':>7} {'p95 ms':>7} {'cpu ms':>6} | {'qps x':>6} {'p50 x':>6}"
+    )
     cursor = 20
     for threads in levels:
         runs: dict[str, list[tuple[float, float, float, float]]] = {"before": [], "after": []}

@@ -64,14 +64,30 @@ def build_index(db: Path, args: argparse.Namespace):
     started = time.perf_counter()
     for i, vectors in enumerate(doc_vectors(rng, args.docs, args.chunks_per_doc, args.dim, args.uniform)):
         path = f"cat{i % 10}/doc{i:05d}.md"
-        record = DocumentRecord(path=path, parser_id="md", title=f"Doc {i}", title_from_filename=False,
-                                topic=None, topic_from_frontmatter=False, category=f"cat{i % 10}", depth=None,
-                                tags=(), date=None, content_hash=str(i), size_bytes=1)  # fmt: skip
+        record = DocumentRecord(
+            path=path,
+            parser_id="md",
+            title=f"Doc {i}",
+            title_from_filename=False,
+            topic=None,
+            topic_from_frontmatter=False,
+            category=f"cat{i % 10}",
+            depth=None,
+            tags=(),
+            date=None,
+            content_hash=str(i),
+            size_bytes=1,
+        )
         chunks = [
-            Chunk(chunk_index=j, heading=f"Section {j}", level=2, content=f"synthetic chunk {j} of document {i}. " * 8,
-                  token_count=60)
+            Chunk(
+                chunk_index=j,
+                heading=f"Section {j}",
+                level=2,
+                content=f"synthetic chunk {j} of document {i}. " * 8,
+                token_count=60,
+            )
             for j in range(len(vectors))
-        ]  # fmt: skip
+        ]
         store.replace_document(record, chunks, vectors)
     return store, time.perf_counter() - started
 
@@ -132,16 +148,21 @@ def main(argv: list[str]) -> int:
     args.walks = max(args.walks, 10)
     store, build_s = build_index(ROOT / "bench" / "work" / "graph-latency" / ".groove.db", args)
     docs, chunks = store.counts()
-    print(f"index: {docs} docs, {chunks} chunks, dim {args.dim}, "
-          f"{'uniform' if args.uniform else 'clustered'} vectors, built in {build_s:.1f} s")  # fmt: skip
+    print(
+        f"index: {docs} docs, {chunks} chunks, dim {args.dim}, "
+        f"{'uniform' if args.uniform else 'clustered'} vectors, built in {build_s:.1f} s"
+    )
     print(f"bare Store.knn (k=100): median {bare_knn_ms(store, args.dim):.1f} ms")
     step = max(1, docs // args.walks)
     starts = [f"cat{i % 10}/doc{i:05d}.md" for i in range(0, docs, step)][: args.walks]
     min_sim = 0.0 if args.uniform else 0.3
-    print(f"\ndefault budget (depth 2, fan_out 5, max_nodes 100, max_seed_chunks 32), min_similarity {min_sim}, "
-          f"quality threshold 0.3, {len(starts)} walks each")  # fmt: skip
     print(
-        f"{'strategy':<12}{'median ms':>10}{'p95 ms':>9}{'knn/walk':>10}{'ms/knn':>8}{'nodes':>7}{'truncated':>11}"
+        "\ndefault budget (depth 2, fan_out 5, max_nodes 100, max_seed_chunks 32), min_similarity "
+        f"{min_sim}, quality threshold 0.3, {len(starts)} walks each"
+    )
+    print(
+        f"{'strategy':<12}{'median ms':>10}{'p95 ms':>9}{'knn/walk':>10}{'ms/knn':>8}"
+        f"{'nodes':>7}{'truncated':>11}"
     )
     for strategy in ("all_chunks", "centroid"):
         time_walks(store, starts[:2], strategy, min_sim)  # warm the page cache and numpy paths
@@ -151,8 +172,10 @@ def main(argv: list[str]) -> int:
         per_knn = statistics.median(s / k * 1000 for s, k in zip(seconds, knn, strict=True) if k)
         nodes = statistics.median(r.stats.total_nodes for _, r in rows)
         cut = sum(r.truncated for _, r in rows)
-        print(f"{strategy:<12}{statistics.median(seconds) * 1000:>10.1f}{p95(seconds) * 1000:>9.1f}"
-              f"{statistics.median(knn):>10.0f}{per_knn:>8.1f}{nodes:>7.0f}{cut:>8}/{len(rows)}")  # fmt: skip
+        print(
+            f"{strategy:<12}{statistics.median(seconds) * 1000:>10.1f}{p95(seconds) * 1000:>9.1f}"
+            f"{statistics.median(knn):>10.0f}{per_knn:>8.1f}{nodes:>7.0f}{cut:>8}/{len(rows)}"
+        )
     own = own_share_of_centroid_window(store, starts)
     print(f"\ncentroid: median {own:.0f} of the centroid's 10 nearest chunks belong to the start document")
     store.close()

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import vocabulary  # noqa: E402
+from _common import vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work" / "load-mcp"
@@ -95,8 +95,20 @@ def index_synthetic(config: Path) -> None:
             vectors = rng.standard_normal((len(chunks), app.embedder.dimension)).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
             category, topic = category_topic(rel)
-            rec = DocumentRecord(rel, "md", doc.title, False, topic, False, category, None, doc.tags, doc.date,
-                                 f"synthetic-{rel}", len(data))  # fmt: skip
+            rec = DocumentRecord(
+                rel,
+                "md",
+                doc.title,
+                False,
+                topic,
+                False,
+                category,
+                None,
+                doc.tags,
+                doc.date,
+                f"synthetic-{rel}",
+                len(data),
+            )
             store.replace_document(rec, chunks, vectors)
         store.set_meta({"declared_fields": "[]"})
     finally:
@@ -127,17 +139,24 @@ def prepare(docs: int, sections: int, synthetic: bool, rebuild: bool) -> tuple[P
 
     shutil.rmtree(WORK, ignore_errors=True)
     kb.mkdir(parents=True)
-    config.write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n[watch]\nenabled = false\n', encoding="utf-8")
+    config.write_text(
+        'kb_path = "kb"\nmodel = "minilm-l6-int8"\n[watch]\nenabled = false\n', encoding="utf-8"
+    )
     write_kb(kb, docs, sections, words)
     started = time.perf_counter()
     if synthetic:
         index_synthetic(config)
     else:
-        subprocess.run([*GROOVE, "--config", str(config), "index", "--quiet"], check=True, stdin=subprocess.DEVNULL)
+        subprocess.run(
+            [*GROOVE, "--config", str(config), "index", "--quiet"], check=True, stdin=subprocess.DEVNULL
+        )
     chunks = chunk_count(db)
     seconds = time.perf_counter() - started
     how = "synthetic vectors" if synthetic else "groove index, minilm-l6-int8"
-    print(f"indexed {docs} documents, {chunks} chunks in {seconds:.1f} s ({chunks / seconds:.0f} chunks/s, {how})")
+    print(
+        f"indexed {docs} documents, {chunks} chunks in {seconds:.1f} s "
+        f"({chunks / seconds:.0f} chunks/s, {how})"
+    )
     stamp.write_text(json.dumps(wanted))
     return config, words
 
@@ -148,7 +167,9 @@ class Server:
 
     def __init__(self, config: Path) -> None:
         cmd = [*GROOVE, "--config", str(config), "serve", "--transport", "http", "--port", "0", "--no-watch"]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._pump, args=(lines,), daemon=True).start()
         while True:
@@ -217,13 +238,18 @@ async def run_level(url: str, tool: str, calls: list[dict[str, Any]], clients: i
                 raise RuntimeError(f"{tool}{args}: {answer['error']}")
 
     async with contextlib.AsyncExitStack() as stack:  # sessions close in reverse order, in this task
-        entered = [await stack.enter_async_context(Client(f"{url}/mcp", mode="legacy")) for _ in range(clients)]
+        entered = [
+            await stack.enter_async_context(Client(f"{url}/mcp", mode="legacy")) for _ in range(clients)
+        ]
         await entered[0].call_tool(tool, calls[0])  # warm-up: connections, caches, first model call
         started = time.perf_counter()
         await asyncio.gather(*(one(calls[i::clients], entered[i]) for i in range(clients)))
         wall = time.perf_counter() - started
     latencies.sort()
-    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
+
+    def pick(q):
+        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
+
     return {"qps": len(calls) / wall, "p50": pick(0.50), "p95": pick(0.95)}
 
 
@@ -254,8 +280,13 @@ def cold_search(config: Path, runs: int = 5) -> list[float]:
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run([*GROOVE, "--config", str(config), "search", "publish a scoped package"], check=True,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run(
+            [*GROOVE, "--config", str(config), "search", "publish a scoped package"],
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         times.append(time.perf_counter() - t0)
     return times
 
@@ -276,19 +307,27 @@ def main() -> None:
     calls = workloads(words, args.docs, args.requests, args.graph_requests)
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     direct = in_process(config, calls)
-    print("in-process p50 (one caller, no transport): " + ", ".join(f"{t} {ms:.0f} ms" for t, ms in direct.items()))
+    print(
+        "in-process p50 (one caller, no transport): "
+        + ", ".join(f"{t} {ms:.0f} ms" for t, ms in direct.items())
+    )
     server = Server(config)
     try:
         print("\n| tool | clients | calls | qps | p50 ms | p95 ms |\n|---|---|---|---|---|---|")
         for tool, batch in calls.items():
             for clients in levels:
                 row = asyncio.run(run_level(server.url, tool, batch, clients))
-                print(f"| {tool} | {clients} | {len(batch)} | {row['qps']:.1f} | {row['p50']:.0f} | {row['p95']:.0f} |")
+                print(
+                    f"| {tool} | {clients} | {len(batch)} | {row['qps']:.1f} | "
+                    f"{row['p50']:.0f} | {row['p95']:.0f} |"
+                )
     finally:
         server.stop()
     times = cold_search(config)
-    print(f"\ncold one-shot `groove search`: median {statistics.median(times):.2f} s "
-          f"(min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs)")  # fmt: skip
+    print(
+        f"\ncold one-shot `groove search`: median {statistics.median(times):.2f} s "
+        f"(min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs)"
+    )
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 

@@ -48,7 +48,7 @@ SHAPES = {  # layers, hidden, heads, feed-forward
 
 
 def corpus_passages(corpus: Path, pairs: int) -> tuple[list[str], int]:
-    """The chunks of ``corpus`` as the rerank stage sends them, cycled to ``pairs``; and the distinct count."""
+    """Chunks of ``corpus`` as the rerank stage sends them, cycled to ``pairs``; and the distinct count."""
     from grooveseek.app import build_app
     from grooveseek.index.guard import open_for_index
     from grooveseek.index.indexer import Indexer, IndexOptions
@@ -71,8 +71,10 @@ def corpus_passages(corpus: Path, pairs: int) -> tuple[list[str], int]:
         store.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    texts = [candidate_text(HitRow(0, "", None, None, None, None, (), body, ctx, 0, 0, None, None, None, None))
-             for ctx, body in rows]  # fmt: skip
+    texts = [
+        candidate_text(HitRow(0, "", None, None, None, None, (), body, ctx, 0, 0, None, None, None, None))
+        for ctx, body in rows
+    ]
     return [texts[i % len(texts)] for i in range(pairs)], len(texts)
 
 
@@ -146,8 +148,11 @@ def build_shaped_model(
         return out
 
     def dense(x: str, name: str, n_in: int, n_out: int) -> str:
-        return op("Add", [op("MatMul", [x, weight(f"{name}.w", n_in, n_out)], f"{name}.mm"),
-                          weight(f"{name}.b", n_out)], f"{name}.out")  # fmt: skip
+        return op(
+            "Add",
+            [op("MatMul", [x, weight(f"{name}.w", n_in, n_out)], f"{name}.mm"), weight(f"{name}.b", n_out)],
+            f"{name}.out",
+        )
 
     def norm(x: str, name: str) -> str:
         gamma, beta = const(f"{name}.g", np.ones(hidden)), const(f"{name}.b", np.zeros(hidden))
@@ -166,8 +171,14 @@ def build_shaped_model(
     const("axes12", [1, 2], np.int64)
     seq = op("Gather", [op("Shape", ["input_ids"], "shape"), "one_i"], "seq_len", axis=0)
     positions = op("Range", ["zero_i", seq, "one_i"], "positions")
-    x = op("Add", [op("Gather", [weight("word", 30522, hidden), "input_ids"], "we"),
-                   op("Gather", [weight("type", 2, hidden), "token_type_ids"], "te")], "wt")  # fmt: skip
+    x = op(
+        "Add",
+        [
+            op("Gather", [weight("word", 30522, hidden), "input_ids"], "we"),
+            op("Gather", [weight("type", 2, hidden), "token_type_ids"], "te"),
+        ],
+        "wt",
+    )
     x = norm(op("Add", [x, op("Gather", [weight("pos", max_pos, hidden), positions], "pe")], "emb"), "emb_ln")
     mask = op(
         "Unsqueeze", [op("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT), "axes12"], "mask4"
@@ -220,8 +231,14 @@ def fastembed_loop(model_dir: Path, spec, texts: list[str], batch: int) -> Calla
 def bench_local(label: str, spec, model_dir: Path, texts: list[str], args) -> None:
     from groove_fastembed import FastEmbedReranker
 
-    ours = FastEmbedReranker(spec, str(model_dir.parent / "cache"), env={}, model_dir=model_dir,
-                             batch_size=args.batch_size, max_length=args.max_length)  # fmt: skip
+    ours = FastEmbedReranker(
+        spec,
+        str(model_dir.parent / "cache"),
+        env={},
+        model_dir=model_dir,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+    )
     ours.load()
     runtime = ours._get_runtime()
     pairs = [(QUERY, t) for t in texts]
@@ -235,8 +252,11 @@ def bench_local(label: str, spec, model_dir: Path, texts: list[str], args) -> No
         args.runs,
     )
     row(label, mine, *results[mine])
-    row(label, "  of which: tokenising all pairs", *timed({"t": lambda: runtime.tokenizer.encode_batch(pairs)},
-                                                          args.runs)["t"])  # fmt: skip
+    row(
+        label,
+        "  of which: tokenising all pairs",
+        *timed({"t": lambda: runtime.tokenizer.encode_batch(pairs)}, args.runs)["t"],
+    )
     row(label, theirs, *results[theirs])
     print(f"{'':<12} (load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
@@ -244,11 +264,16 @@ def bench_local(label: str, spec, model_dir: Path, texts: list[str], args) -> No
 def bench_cached(texts: list[str], args) -> None:
     from groove_fastembed import FastEmbedReranker
     from groove_fastembed.models import RERANKERS
+
     from grooveseek.errors import GrooveError
 
     for rid, spec in RERANKERS.items():
-        reranker = FastEmbedReranker(spec, batch_size=args.batch_size, max_length=args.max_length,
-                                     env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+        reranker = FastEmbedReranker(
+            spec,
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
         try:
             reranker.load()
         except GrooveError:
@@ -268,18 +293,28 @@ def print_passages(lengths: np.ndarray, distinct: int, args) -> None:
         f"passages: {len(lengths)} pairs from {distinct} distinct npm-docs chunks (cycled), context prefixed"
     )
     q = np.percentile(lengths, [50, 90])
-    print(f"pair tokens before truncation (MiniLM WordPiece): min {lengths.min()}, median {q[0]:.0f}, "
-          f"p90 {q[1]:.0f}, max {lengths.max()}; {int((lengths > args.max_length).sum())} over the "
-          f"{args.max_length}-token budget")  # fmt: skip
+    print(
+        f"pair tokens before truncation (MiniLM WordPiece): min {lengths.min()}, median {q[0]:.0f}, "
+        f"p90 {q[1]:.0f}, max {lengths.max()}; {int((lengths > args.max_length).sum())} over the "
+        f"{args.max_length}-token budget"
+    )
     print("sorted:", " ".join(str(n) for n in sorted(lengths)))
     print("\nwork per query (tokens fed to the model / attention cells in millions, deterministic):")
     for name, cap, batch, sort in (
-        (f"grooveseek: budget {args.max_length}, sorted, batch {args.batch_size}", args.max_length,
-         args.batch_size, True),
+        (
+            f"grooveseek: budget {args.max_length}, sorted, batch {args.batch_size}",
+            args.max_length,
+            args.batch_size,
+            True,
+        ),
         (f"budget 512, input order, one batch of {args.fastembed_batch}", 512, args.fastembed_batch, False),
-        (f"model limit 8192 (bge-v2-m3's tokenizer), one batch of {args.fastembed_batch}", 8192,
-         args.fastembed_batch, False),
-    ):  # fmt: skip
+        (
+            f"model limit 8192 (bge-v2-m3's tokenizer), one batch of {args.fastembed_batch}",
+            8192,
+            args.fastembed_batch,
+            False,
+        ),
+    ):
         tokens, cells = padded_work(lengths, cap, batch, sort=sort)
         print(f"  {name:<66} {tokens:>8} tokens {cells:>10.1f} M cells")
 
@@ -305,15 +340,19 @@ def main(argv: list[str]) -> int:
         texts, distinct = corpus_passages(args.corpus, args.pairs)
         print_passages(pair_lengths(tiny_dir, QUERY, texts), distinct, args)
         print(f"\n{'model':<12} {'strategy':<58} {'median ms':>10} {'p95 ms':>10}   ({args.runs} runs)")
-        print("NOTE: 'tiny' is a random model without attention: it measures GrooveSeek's pipeline overhead, "
-              "not a real reranker.")  # fmt: skip
+        print(
+            "NOTE: 'tiny' is a random model without attention: it measures GrooveSeek's pipeline overhead, "
+            "not a real reranker."
+        )
         bench_local("tiny", TINY_SPEC, tiny_dir, texts, args)
         for shape in args.shape:
             shaped_dir = build_tiny_cross_encoder(work / shape / "model")
             build_shaped_model(shaped_dir, *SHAPES[shape])
             spec = attrs.evolve(TINY_SPEC, id=f"random-{shape}", fastembed_name=f"grooveseek/random-{shape}")
-            print(f"NOTE: 'random-{shape}' has random weights in the shape of a real reranker: its time estimates "
-                  "a real model's, its scores mean nothing.")  # fmt: skip
+            print(
+                f"NOTE: 'random-{shape}' has random weights in the shape of a real reranker: its time "
+                "estimates a real model's, its scores mean nothing."
+            )
             bench_local(f"random-{shape}", spec, shaped_dir, texts, args)
         bench_cached(texts, args)
     finally:

@@ -68,9 +68,9 @@ def index_corpus(name: str, shared: Path, *, reuse: bool = False):
     timed = TimedEmbedder(app.embedder)
     store = open_for_index(app.db, force=False)
     start = time.perf_counter()
-    summary = Indexer(app.kb, store, app.config, app.registry, timed, Reporter(quiet=True, sink=lambda m: None)).run(
-        IndexOptions(force=not reuse)
-    )
+    summary = Indexer(
+        app.kb, store, app.config, app.registry, timed, Reporter(quiet=True, sink=lambda m: None)
+    ).run(IndexOptions(force=not reuse))
     wall = time.perf_counter() - start
     store.close()
     return app, config, summary, wall, timed
@@ -103,14 +103,21 @@ def eval_corpus(app, name: str, legs: tuple[str, ...]) -> dict[str, tuple[float,
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("corpora", nargs="*", default=list(GOLDEN))
     parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
     parser.add_argument("--legs", action="store_true", help="also evaluate single legs and leg pairs")
-    parser.add_argument("--reuse", action="store_true", help="reuse bench/work indexes (incremental run, eval only)")
+    parser.add_argument(
+        "--reuse", action="store_true", help="reuse bench/work indexes (incremental run, eval only)"
+    )
     args = parser.parse_args(argv)
     legs = tuple(LEG_SETS) if args.legs else ("hybrid",)
-    print(f"{'corpus':<14}{'docs':>6}{'chunks':>8}{'wall s':>9}{'embed s':>9}{'other s':>9}{'chunks/s':>10}{'peak RSS MiB':>14}")
+    print(
+        f"{'corpus':<14}{'docs':>6}{'chunks':>8}{'wall s':>9}{'embed s':>9}{'other s':>9}"
+        f"{'chunks/s':>10}{'peak RSS MiB':>14}"
+    )
     quality = {}
     for name in args.corpora:
         app, _, summary, wall, timed = index_corpus(name, Path(args.shared), reuse=args.reuse)

@@ -44,8 +44,20 @@ def _fill(store, n_chunks: int, dim: int, text_for, per_doc: int = 20) -> None:
         vecs = rng.normal(size=(len(texts), dim)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         chunks = [Chunk(i, f"section {i}", 2, t, len(t) // 4) for i, t in enumerate(texts)]
-        rec = DocumentRecord(f"cat{d % 7}/topic{d % 13}/doc{d}.md", "md", f"doc {d}", False, None, False,
-                             f"cat{d % 7}", None, (), None, "x", 1)  # fmt: skip
+        rec = DocumentRecord(
+            f"cat{d % 7}/topic{d % 13}/doc{d}.md",
+            "md",
+            f"doc {d}",
+            False,
+            None,
+            False,
+            f"cat{d % 7}",
+            None,
+            (),
+            None,
+            "x",
+            1,
+        )
         store.replace_document(rec, chunks, vecs)
 
 
@@ -63,7 +75,10 @@ def fts_worst_case(rows: list[int]) -> None:
     from grooveseek.types import SearchFilters
 
     print("FTS worst case: every row matches every phrase")
-    print(f"{'rows':>8}{'1 phrase ms':>13}{'32 phrases ms':>15}{'ratio':>8}{'NOT scan ms':>13}{'scan/ranked':>13}")
+    print(
+        f"{'rows':>8}{'1 phrase ms':>13}{'32 phrases ms':>15}{'ratio':>8}"
+        f"{'NOT scan ms':>13}{'scan/ranked':>13}"
+    )
     one = '"word00x"'
     many = " OR ".join(f'"{w}"' for w in WORDS)
     for n in rows:
@@ -71,24 +86,48 @@ def fts_worst_case(rows: list[int]) -> None:
             store = _store(Path(tmp) / "fts.db", 8)
             _fill(store, n, 8, lambda i: " ".join(WORDS) + f" filler {i}")
             f = SearchFilters()
-            one_ms, _ = _median_ms(lambda: store.fts_candidates(one, 50, (2, 1, 1), f), 7)
-            many_ms, _ = _median_ms(lambda: store.fts_candidates(many, 50, (2, 1, 1), f), 7)
-            scan_ms, _ = _median_ms(lambda: store.fts_rowids(many), 7)
-            print(f"{n:>8}{one_ms:>13.1f}{many_ms:>15.1f}{many_ms / one_ms:>8.1f}{scan_ms:>13.1f}{scan_ms / many_ms:>13.2f}",
-                  flush=True)  # fmt: skip
+            one_ms, _ = _median_ms(lambda s=store, f=f: s.fts_candidates(one, 50, (2, 1, 1), f), 7)
+            many_ms, _ = _median_ms(lambda s=store, f=f: s.fts_candidates(many, 50, (2, 1, 1), f), 7)
+            scan_ms, _ = _median_ms(lambda s=store: s.fts_rowids(many), 7)
+            print(
+                f"{n:>8}{one_ms:>13.1f}{many_ms:>15.1f}{many_ms / one_ms:>8.1f}"
+                f"{scan_ms:>13.1f}{scan_ms / many_ms:>13.2f}",
+                flush=True,
+            )
             store.close()
 
 
 def search_latency(sizes: list[int], queries: int) -> None:
-    from grooveseek.search.pipeline import run_search
-    from grooveseek.search.request import SearchRequest
     from groove_fastembed.embedder import FastEmbedEmbedder
     from groove_fastembed.models import MODELS
 
+    from grooveseek.search.pipeline import run_search
+    from grooveseek.search.request import SearchRequest
+
     emb = FastEmbedEmbedder(MODELS["minilm-l6-int8"], None)
     emb.load()
-    vocab = ("install package registry version lockfile dependency script publish token cache audit "
-             "workspace config scope tarball semver peer optional global link").split()  # fmt: skip
+    vocab = [
+        "install",
+        "package",
+        "registry",
+        "version",
+        "lockfile",
+        "dependency",
+        "script",
+        "publish",
+        "token",
+        "cache",
+        "audit",
+        "workspace",
+        "config",
+        "scope",
+        "tarball",
+        "semver",
+        "peer",
+        "optional",
+        "global",
+        "link",
+    ]
     rnd = random.Random(3)
     qs = [" ".join(rnd.sample(vocab, 3)) for _ in range(queries)]
     print(f"\nSearch latency (minilm-l6-int8 query embedding; {queries} queries, limit 5)")
@@ -101,9 +140,10 @@ def search_latency(sizes: list[int], queries: int) -> None:
 
             class Cached:  # the DB side alone: the query vector is precomputed
                 dimension, identity, id = emb.dimension, emb.identity, emb.id
+                _vectors = vectors
 
                 def embed_query(self, text):
-                    return vectors[text]
+                    return self._vectors[text]
 
             totals, embeds, dbs = [], [], []
             for q in qs:
@@ -120,13 +160,18 @@ def search_latency(sizes: list[int], queries: int) -> None:
                 xs = sorted(xs)
                 return xs[min(len(xs) - 1, int(len(xs) * p))]
 
-            print(f"{n:>8}{statistics.median(totals):>11.1f}{pct(totals, .95):>11.1f}{statistics.median(embeds):>11.1f}"
-                  f"{statistics.median(dbs):>9.1f}{pct(dbs, .95):>9.1f}", flush=True)  # fmt: skip
+            print(
+                f"{n:>8}{statistics.median(totals):>11.1f}{pct(totals, 0.95):>11.1f}"
+                f"{statistics.median(embeds):>11.1f}{statistics.median(dbs):>9.1f}{pct(dbs, 0.95):>9.1f}",
+                flush=True,
+            )
             store.close()
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--fts-rows", default="5000,20000,40000")
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=40)

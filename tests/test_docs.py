@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import click
+
 from grooveseek.cli import cli
 
 ROOT = Path(__file__).parent.parent
@@ -22,10 +23,16 @@ FLAG = re.compile(r"(?<![\w-])(--[a-z](?:[a-z0-9-]*[a-z0-9])?)")
 
 def _flags() -> dict[str, set[str]]:
     ctx = click.Context(cli)
-    out = {"(global)": {o for p in cli.params if isinstance(p, click.Option) for o in p.opts if o.startswith("--")}}
+    out = {
+        "(global)": {
+            o for p in cli.params if isinstance(p, click.Option) for o in p.opts if o.startswith("--")
+        }
+    }
     for name in cli.list_commands(ctx):
         cmd = cli.get_command(ctx, name)
-        out[name] = {o for p in cmd.params if isinstance(p, click.Option) for o in p.opts if o.startswith("--")}
+        out[name] = {
+            o for p in cmd.params if isinstance(p, click.Option) for o in p.opts if o.startswith("--")
+        }
     return out
 
 

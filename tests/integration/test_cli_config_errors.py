@@ -55,7 +55,9 @@ def test_known_but_missing_parser_gives_install_hint(tmp_path, monkeypatch):
 def test_untrusted_cwd_config_cannot_enable_parsers(tmp_path, monkeypatch):
     kb = _kb(tmp_path)
     (kb / "notes.txt").write_text("plain text that an untrusted config tries to get indexed")
-    (tmp_path / "groove.toml").write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n[parsers]\nenabled = ["md", "txt"]\n')
+    (tmp_path / "groove.toml").write_text(
+        'kb_path = "kb"\nmodel = "minilm-l6-int8"\n[parsers]\nenabled = ["md", "txt"]\n'
+    )
     result = _run(["index"], tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output
     assert "[parsers]" in result.stderr and "--config" in result.stderr

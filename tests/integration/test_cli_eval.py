@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 from groove_fastembed import FastEmbedReranker
 from groove_fastembed.testing import TINY_SPEC, build_tiny_cross_encoder
+
 from grooveseek.cli import cli
 
 GOLDEN = (
@@ -98,8 +99,18 @@ def test_config_reranker_is_ignored_without_the_flag(run, tiny_bge_base):
 
 
 def test_mmr_and_parent_flags_are_applied_and_recorded(run):
-    result = run("--mmr", "true", "--mmr-lambda", "0.5", "--mmr-same-doc-penalty", "0.25",
-                 "--parent-retriever", "yes", "--format", "json")  # fmt: skip
+    result = run(
+        "--mmr",
+        "true",
+        "--mmr-lambda",
+        "0.5",
+        "--mmr-same-doc-penalty",
+        "0.25",
+        "--parent-retriever",
+        "yes",
+        "--format",
+        "json",
+    )
     fingerprint = report(result)["fingerprint"]
     assert fingerprint["mmr"] == {"lambda": 0.5, "same_doc_penalty": 0.25}
     assert fingerprint["parent_retriever"] == {"whole_doc_threshold_tokens": 100, "max_expanded_tokens": 2000}

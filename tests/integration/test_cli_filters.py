@@ -5,7 +5,6 @@ fields, tags, paths and dates, and a schema edit rewrites field rows without re-
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -17,22 +16,28 @@ pytestmark = pytest.mark.model
 SCHEMA = '[fields.status]\nenum = ["open", "done"]\n\n[fields.title]\nrequired = true\n'
 NOTES = {
     "projects/alpha.md": (
-        "---\ntitle: Alpha release checklist\ndate: 2024-01-10\ntags: [rust, cli]\nstatus: done\nowner: ann\n---\n\n"
-        "## Release\n\nCut the release branch of the garden planner, run the test suite and publish the binaries.\n"
+        "---\ntitle: Alpha release checklist\ndate: 2024-01-10\ntags: [rust, cli]\nstatus: done\n"
+        "owner: ann\n---\n\n"
+        "## Release\n\nCut the release branch of the garden planner, run the test suite and publish "
+        "the binaries.\n"
     ),
     "projects/beta.md": (
         "---\ntitle: Beta planning\ndate: 2024-03-05\ntags: [python]\nstatus: open\nowner: bob\n---\n\n"
-        "## Planning\n\nPlan the beta of the garden planner: watering schedules, seedlings and harvest reminders.\n"
+        "## Planning\n\nPlan the beta of the garden planner: watering schedules, "
+        "seedlings and harvest reminders.\n"
     ),
     "notes/gamma.md": (
         "---\ntitle: Gamma notes\ntags: [rust]\nstatus: done\n---\n\n"
-        "## Storage\n\nNotes about the garden planner storage layer and how seedlings are tracked over seasons.\n"
+        "## Storage\n\nNotes about the garden planner storage layer and how "
+        "seedlings are tracked over seasons.\n"
     ),
     "notes/delta.md": (
         "---\ntitle: [unclosed\nstatus: done\n---\n\n"
         "## Broken\n\nGarden planner notes whose frontmatter is broken are still indexed and searchable.\n"
     ),
-    "index.md": "## Overview\n\nOverview of the garden planner project: its notes, its releases and its planning.\n",
+    "index.md": (
+        "## Overview\n\nOverview of the garden planner project: its notes, its releases and its planning.\n"
+    ),
 }
 ALL = set(NOTES)
 QUERY = "garden planner notes"
@@ -57,8 +62,15 @@ def garden(tmp_path_factory: pytest.TempPathFactory) -> IndexedKB:
     kb = _make_kb(tmp_path_factory.mktemp("garden"))
     result = kb.run("index")
     assert result.exit_code == 0, result.output
-    assert _done(result) == {"docs": 5, "updated": 5, "renamed": 0, "deleted": 0, "skipped": 0, "unparsed": 1,
-                             "chunks": 5}  # fmt: skip
+    assert _done(result) == {
+        "docs": 5,
+        "updated": 5,
+        "renamed": 0,
+        "deleted": 0,
+        "skipped": 0,
+        "unparsed": 1,
+        "chunks": 5,
+    }
     return kb
 
 
@@ -88,8 +100,10 @@ def test_field_filters(garden):
     assert {hit["path"] for hit in answer["results"]} == {"projects/alpha.md", "notes/gamma.md"}
     assert answer["filter_applied"] == {"fields": {"status": ["done"]}}
     assert _paths(garden, "--field", "status=done", "--field", "status=open") == {
-        "projects/alpha.md", "notes/gamma.md", "projects/beta.md",
-    }  # fmt: skip
+        "projects/alpha.md",
+        "notes/gamma.md",
+        "projects/beta.md",
+    }
     assert _paths(garden, "--field-not", "status=done") == {"projects/beta.md", "notes/delta.md", "index.md"}
     assert _paths(garden, "--field", "owner=ann") == set()  # owner is not declared (yet)
 
@@ -100,8 +114,10 @@ def test_tag_path_and_date_filters(garden):
     assert _paths(garden, "--tag-any", "frontmatter:unparsed") == {"notes/delta.md"}
     assert _paths(garden, "--path-glob", "notes/**") == {"notes/gamma.md", "notes/delta.md"}
     assert _paths(garden, "--path-glob", "**", "--path-glob", "!notes/**") == {
-        "projects/alpha.md", "projects/beta.md", "index.md",
-    }  # fmt: skip
+        "projects/alpha.md",
+        "projects/beta.md",
+        "index.md",
+    }
     assert _paths(garden, "--path-glob", "projects/{alpha,beta}.md") == {
         "projects/alpha.md",
         "projects/beta.md",

@@ -66,8 +66,16 @@ def test_node_budget_cut_on_real_data_is_a_prefix(npm_kb):
 
 
 def test_centroid_seeds_once_and_filters_apply(npm_kb):
-    answer = _graph(npm_kb, "--seed-strategy", "centroid", "--category", "commands", "--dedup-by-path",
-                    "--exclude-paths", "commands/npm-help.md,commands/npm-ci.md")  # fmt: skip
+    answer = _graph(
+        npm_kb,
+        "--seed-strategy",
+        "centroid",
+        "--category",
+        "commands",
+        "--dedup-by-path",
+        "--exclude-paths",
+        "commands/npm-help.md,commands/npm-ci.md",
+    )
     nodes = answer["nodes"]
     assert [n["depth"] for n in nodes].count(0) == 1 and answer["stats"]["seeds_used"] > 1
     later = [n["path"] for n in nodes[1:]]
@@ -104,11 +112,16 @@ def test_unknown_start_path_exits_1_with_the_fix(npm_kb):
 
 @pytest.mark.parametrize(
     ("args", "needle"),
-    [(["--seed-strategy", "random"], "unknown seed_strategy 'random' (expected 'all_chunks' or 'centroid')"),
-     (["--exclude-paths", ",".join(f"p{i}" for i in range(65))], "exclude_paths has too many entries: 65"),
-     (["--min-similarity", "nan"], "--min-similarity"),
-     (["--format", "png"], "--format")],
-)  # fmt: skip
+    [
+        (
+            ["--seed-strategy", "random"],
+            "unknown seed_strategy 'random' (expected 'all_chunks' or 'centroid')",
+        ),
+        (["--exclude-paths", ",".join(f"p{i}" for i in range(65))], "exclude_paths has too many entries: 65"),
+        (["--min-similarity", "nan"], "--min-similarity"),
+        (["--format", "png"], "--format"),
+    ],
+)
 def test_bad_flags_exit_2(npm_kb, args, needle):
     result = npm_kb.run("graph", "--start", START, *args)
     assert result.exit_code == 2 and needle in result.stderr

@@ -17,7 +17,10 @@ from tests.conftest import IndexedKB, done_counts
 
 pytestmark = pytest.mark.model
 
-NOTE_A = "---\ntitle: Alpha\ntags: [one]\n---\n\n## Setup\n\nInstall the tool with pip and run the indexer over your notes folder.\n"
+NOTE_A = (
+    "---\ntitle: Alpha\ntags: [one]\n---\n\n"
+    "## Setup\n\nInstall the tool with pip and run the indexer over your notes folder.\n"
+)
 NOTE_B = "## Search\n\nHybrid search fuses full-text and vector results with reciprocal rank fusion.\n"
 
 
@@ -51,7 +54,9 @@ def test_first_run_then_incremental_run_does_nothing(small_kb):
 
 def test_frontmatter_only_change_updates_metadata_without_reembedding(small_kb):
     small_kb.run("index")
-    (small_kb.kb / "guides" / "a.md").write_text(NOTE_A.replace("tags: [one]", "tags: [one, two]"), encoding="utf-8")
+    (small_kb.kb / "guides" / "a.md").write_text(
+        NOTE_A.replace("tags: [one]", "tags: [one, two]"), encoding="utf-8"
+    )
     result = small_kb.run("index")
     assert "guides/a.md (1 chunks, metadata only)" in result.stderr
     assert _done(result)["updated"] == 1
@@ -98,7 +103,9 @@ def test_bad_files_are_skipped_with_reasons_and_the_run_finishes(small_kb, tmp_p
     assert counts["unparsed"] == 1 and counts["skipped"] == 3 and counts["docs"] == 3
     found = small_kb.run("search", "body survives broken YAML", "--limit", "10")
     assert "broken.md" in found.stdout and "frontmatter:unparsed" in found.stdout
-    assert "outside the knowledge base" not in small_kb.run("search", "secret outside", "--limit", "50").stdout
+    assert (
+        "outside the knowledge base" not in small_kb.run("search", "secret outside", "--limit", "50").stdout
+    )
 
 
 def test_file_over_the_cap_is_skipped_and_keeps_its_row(small_kb):
@@ -109,8 +116,11 @@ def test_file_over_the_cap_is_skipped_and_keeps_its_row(small_kb):
     (small_kb.kb / "guides" / "a.md").write_text(NOTE_A + "\nmore text " * 50, encoding="utf-8")
     result = small_kb.run("index")
     assert result.exit_code == 0, result.output
-    assert re.search(r"Skipping guides/a\.md: text file too large \(\d+ bytes > 100 byte limit, "
-                     r"\[index\]\.max_text_file_size\)", result.stderr)  # fmt: skip
+    assert re.search(
+        r"Skipping guides/a\.md: text file too large \(\d+ bytes > 100 byte limit, "
+        r"\[index\]\.max_text_file_size\)",
+        result.stderr,
+    )
     assert _done(result)["docs"] == 2  # R2.30: the old row is kept
 
 
@@ -163,7 +173,11 @@ def test_status_without_an_index(small_kb):
 
 
 def test_txt_enabled_by_trusted_config(small_kb):
-    (small_kb.kb / "notes.txt").write_text("Plain text notes about reciprocal rank fusion and trigram search.\n")
-    small_kb.config.write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n[parsers]\nenabled = ["md", "txt"]\n')
+    (small_kb.kb / "notes.txt").write_text(
+        "Plain text notes about reciprocal rank fusion and trigram search.\n"
+    )
+    small_kb.config.write_text(
+        'kb_path = "kb"\nmodel = "minilm-l6-int8"\n[parsers]\nenabled = ["md", "txt"]\n'
+    )
     result = small_kb.run("index")
     assert "extensions: [md, txt]" in result.stderr and _done(result)["docs"] == 3

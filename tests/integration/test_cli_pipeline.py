@@ -10,6 +10,7 @@ import itertools
 import json
 
 import pytest
+
 from grooveseek.console import OncePerProcess
 from grooveseek.search import mmr
 from grooveseek.search.query import compile_query

@@ -1,4 +1,4 @@
-"""End-to-end: ``groove index`` then ``groove search``/``status``/``eval`` with the real minilm-l6-int8 model."""
+"""End-to-end, real minilm-l6-int8 model: ``groove index`` then ``groove search``/``status``/``eval``."""
 
 from __future__ import annotations
 
@@ -39,7 +39,11 @@ def test_result_shape_is_the_wire_contract(npm_kb):
     for hit in answer["results"]:
         assert list(hit)[: len(HIT_KEYS)] == HIT_KEYS
         assert "uri" not in hit and "category" not in hit
-        assert all(value is not None for key, value in hit.items() if key not in ("title", "heading", "topic", "date"))
+        assert all(
+            value is not None
+            for key, value in hit.items()
+            if key not in ("title", "heading", "topic", "date")
+        )
     scores = [hit["score"] for hit in answer["results"]]
     assert scores == sorted(scores, reverse=True)
     assert 0 < scores[0] <= 2 / 61 + 1e-12
@@ -96,7 +100,10 @@ def test_two_character_cjk_query_gets_lexical_hits(jsprimer_kb):
 
 def test_query_made_only_of_short_cjk_words(jsprimer_kb):
     answer = _search(jsprimer_kb, "配列 要素 削除", "--explain", "--limit", "5")
-    assert all("配列" in h["content"] or "要素" in h["content"] or "削除" in h["content"] for h in answer["results"][:3])
+    assert all(
+        "配列" in h["content"] or "要素" in h["content"] or "削除" in h["content"]
+        for h in answer["results"][:3]
+    )
     assert any("cjk" in h["explain"] for h in answer["results"])
 
 
@@ -121,7 +128,9 @@ def test_eval_reports_metrics_for_the_golden_subset(npm_kb, tmp_path):
 
 def test_fts_only_and_vector_only_eval_legs_run(npm_kb, tmp_path):
     golden = tmp_path / "g.yml"
-    golden.write_text('queries:\n  - query: "npm explain"\n    expected: [{path: "commands/npm-explain.md"}]\n')
+    golden.write_text(
+        'queries:\n  - query: "npm explain"\n    expected: [{path: "commands/npm-explain.md"}]\n'
+    )
     for legs in ("fts", "vector"):
         result = npm_kb.run("eval", "--golden", str(golden), "--legs", legs, "--format", "json")
         assert result.exit_code == 0, result.output

@@ -29,6 +29,9 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
 from grooveseek.app import build_app
 from grooveseek.config import GrooveConfig, HttpConfig, TransportConfig
 from grooveseek.errors import ConfigError
@@ -37,9 +40,6 @@ from grooveseek.mcp.gate import GatePolicy, HostPort, RefusalLog, parse_host, pa
 from grooveseek.mcp.server import core_version
 from grooveseek.mcp.transport import HttpService, bind_socket, build_http_app, resolve_plan, startup_warnings
 from grooveseek.service import KBService
-from mcp import Client
-from mcp.shared.exceptions import MCPError
-
 from tests.conftest import IndexedKB
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,8 +49,16 @@ HOST_REFUSED = "Forbidden: Host header is not allowed"
 ORIGIN_REFUSED = "Forbidden: Origin header is not allowed"
 DEFAULT_HOSTS = HttpConfig().allowed_hosts
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}  # fmt: skip
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
 
 
 # -- the pure parts: Host/Origin parsing, plan resolution, warnings ----------------------------------
@@ -140,7 +148,9 @@ def test_transport_resolution() -> None:
     )
     configured = http_config(bind="[::1]:4100")
     assert resolve_plan(configured, transport=None, bind=None, port=None, i_know=False).address == (
-        ipaddress.IPv6Address("::1"), 4100)  # fmt: skip
+        ipaddress.IPv6Address("::1"),
+        4100,
+    )
     assert resolve_plan(stdio, transport="http", bind=None, port=None, i_know=False).address == (
         LOOPBACK,
         3100,
@@ -158,8 +168,10 @@ def test_startup_warnings() -> None:
     default = HttpConfig()
     policy = GatePolicy.from_config(default.allowed_hosts, None, port=3100, healthz_public=True)
     warnings = startup_warnings(plan, default, policy, "0.0.0.0:3100")
-    assert warnings[0] == ("GrooveSeek has no authentication: anything that can reach 0.0.0.0:3100 can read the "
-                           "whole knowledge base")  # fmt: skip
+    assert warnings[0] == (
+        "GrooveSeek has no authentication: anything that can reach 0.0.0.0:3100 can read the "
+        "whole knowledge base"
+    )
     assert (
         "refused with 403 until [transport.http].allowed_hosts lists it" in warnings[1] and len(warnings) == 2
     )
@@ -172,8 +184,8 @@ def test_startup_warnings() -> None:
     assert startup_warnings(loopback, odd, odd_policy, "x") == [
         "[transport.http].allowed_hosts has no loopback entry: local clients will be refused",
         (
-            "[transport.http].allowed_origins = [] turns Origin validation off: a web page in a local browser can "
-            "send requests to this server (DNS rebinding)"
+            "[transport.http].allowed_origins = [] turns Origin validation off: a web page in a local "
+            "browser can send requests to this server (DNS rebinding)"
         ),
     ]
 
@@ -228,8 +240,19 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(kb: IndexedKB) -> Iterator[Served]:
-    cmd = [sys.executable, "-m", "grooveseek", "--config", str(kb.config), "serve", "--transport", "http",
-           "--port", "0", "--no-watch"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "grooveseek",
+        "--config",
+        str(kb.config),
+        "serve",
+        "--transport",
+        "http",
+        "--port",
+        "0",
+        "--no-watch",
+    ]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     stderr = _lines(proc.stderr)
     seen: list[str] = []
@@ -295,7 +318,8 @@ def test_mcp_over_http_end_to_end(served: Served, kb: IndexedKB) -> None:
                 "notes",
             ]
             assert (await tool("get_document", {"path": "notes/config.md"}))["content"] == (
-                kb.kb / "notes" / "config.md").read_text(encoding="utf-8")  # fmt: skip
+                kb.kb / "notes" / "config.md"
+            ).read_text(encoding="utf-8")
             assert (await tool("get_document", {"path": "/etc/passwd"}))["error"].startswith(
                 "File not found: /etc/passwd."
             )
@@ -330,9 +354,18 @@ def test_healthz_and_other_paths(served: Served) -> None:
 
 @pytest.mark.parametrize(
     "host",
-    ["evil.example", "evil.example:{port}", "user:pw@127.0.0.1:{port}", "@127.0.0.1:{port}", "127.0.0.1@localhost",
-     "127.0.0.1:65536", "localhost:abc", "127.0.0.2:{port}", "localhost.evil.example:{port}"],
-)  # fmt: skip
+    [
+        "evil.example",
+        "evil.example:{port}",
+        "user:pw@127.0.0.1:{port}",
+        "@127.0.0.1:{port}",
+        "127.0.0.1@localhost",
+        "127.0.0.1:65536",
+        "localhost:abc",
+        "127.0.0.2:{port}",
+        "localhost.evil.example:{port}",
+    ],
+)
 def test_bad_host_is_refused_with_403(served: Served, host: str) -> None:
     response = httpx.post(served.mcp, headers={**ACCEPT, "Host": host.format(port=served.port)}, json=INIT)
     assert (response.status_code, response.text) == (403, HOST_REFUSED)
@@ -418,8 +451,19 @@ def test_sigterm_stops_the_http_server(kb: IndexedKB) -> None:
     """A second process, so stopping it cannot disturb the module's server."""
     if sys.platform == "win32":
         pytest.skip("SIGTERM is a Unix signal")
-    cmd = [sys.executable, "-m", "grooveseek", "--config", str(kb.config), "serve", "--transport", "http",
-           "--port", "0", "--no-watch"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "grooveseek",
+        "--config",
+        str(kb.config),
+        "serve",
+        "--transport",
+        "http",
+        "--port",
+        "0",
+        "--no-watch",
+    ]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     stderr = _lines(proc.stderr)
     try:
@@ -447,15 +491,17 @@ def service(kb: IndexedKB) -> Iterator[KBService]:
 
 
 @contextlib.contextmanager
-def variant(service: KBService, *, hosts=DEFAULT_HOSTS, origins=None, healthz_public=True,
-            max_sessions=256) -> Iterator[str]:  # fmt: skip
+def variant(
+    service: KBService, *, hosts=DEFAULT_HOSTS, origins=None, healthz_public=True, max_sessions=256
+) -> Iterator[str]:
     """A second server for one gate configuration; yields its base URL and stops it afterwards."""
     sock = bind_socket(LOOPBACK, 0)
     port = sock.getsockname()[1]
     policy = GatePolicy.from_config(hosts, origins, port=port, healthz_public=healthz_public)
     ready = threading.Event()
-    runner = HttpService(build_http_app(build_server(service), policy, max_sessions=max_sessions), sock,
-                         on_ready=ready.set)  # fmt: skip
+    runner = HttpService(
+        build_http_app(build_server(service), policy, max_sessions=max_sessions), sock, on_ready=ready.set
+    )
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()
     try:
@@ -480,7 +526,10 @@ def test_private_healthz(service: KBService) -> None:
 
 def test_custom_and_disabled_allow_lists(service: KBService) -> None:
     with variant(service, hosts=("example.com:8080",), origins=("http://app.example",)) as base:
-        post = lambda **h: httpx.post(f"{base}/mcp", headers={**ACCEPT, **h}, json=INIT)
+
+        def post(**h):
+            return httpx.post(f"{base}/mcp", headers={**ACCEPT, **h}, json=INIT)
+
         assert post(Host="example.com:8080").status_code == 200
         assert post(Host="example.com:9090").text == HOST_REFUSED
         assert post(Host="localhost").text == HOST_REFUSED  # either key replaces its default
@@ -530,8 +579,10 @@ def test_unlimited_sessions(service: KBService) -> None:
 def test_non_loopback_bind_needs_i_know(kb: IndexedKB) -> None:
     result = kb.run("serve", "--transport", "http", "--bind", "0.0.0.0:3999")
     assert result.exit_code == 1
-    assert ("refusing to bind 0.0.0.0:3999 without --i-know: GrooveSeek has no authentication, so anything that "
-            "can reach this address can read the whole knowledge base") in result.output  # fmt: skip
+    assert (
+        "refusing to bind 0.0.0.0:3999 without --i-know: GrooveSeek has no authentication, so anything that "
+        "can reach this address can read the whole knowledge base"
+    ) in result.output
 
 
 def test_port_with_stdio_is_refused(kb: IndexedKB) -> None:
@@ -549,13 +600,29 @@ def test_bind_failure_is_worded(kb: IndexedKB) -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         proc = subprocess.run(
-            [sys.executable, "-m", "grooveseek", "--config", str(kb.config), "serve", "--transport", "http",
-             "--bind", f"127.0.0.1:{port}", "--no-watch"],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=DEADLINE, env=dict(os.environ), check=False,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "grooveseek",
+                "--config",
+                str(kb.config),
+                "serve",
+                "--transport",
+                "http",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--no-watch",
+            ],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=DEADLINE,
+            env=dict(os.environ),
+            check=False,
+        )
     assert proc.returncode == 1 and proc.stdout == b""
-    assert (f"Error: failed to bind 127.0.0.1:{port}: is another groove instance running, or the port "
-            "occupied?").encode() in proc.stderr  # fmt: skip
+    assert (
+        f"Error: failed to bind 127.0.0.1:{port}: is another groove instance running, or the port occupied?"
+    ).encode() in proc.stderr
 
 
 def test_eight_clients_search_while_rebuild_index_runs(served: Served) -> None:
@@ -576,7 +643,9 @@ def test_eight_clients_search_while_rebuild_index_runs(served: Served) -> None:
                 count = 0
                 # Keep searching until the rebuild has finished (and at least 3 times), bounded.
                 while (count < 3 or not done.is_set()) and count < 200:
-                    answers.append(await call(client, "search", {"query": f"index watcher search {i}", "limit": 3}))
+                    answers.append(
+                        await call(client, "search", {"query": f"index watcher search {i}", "limit": 3})
+                    )
                     count += 1
 
         async def rebuilder() -> None:
@@ -595,6 +664,8 @@ def test_eight_clients_search_while_rebuild_index_runs(served: Served) -> None:
     for answer in answers:
         assert "error" not in answer, answer
         assert list(answer) == ["results", "low_confidence", "filter_applied"]
-        assert len(answer["results"]) == 3, answer  # a forced rebuild is built aside: never a half-built index
+        assert len(answer["results"]) == 3, (
+            answer
+        )  # a forced rebuild is built aside: never a half-built index
         for hit in answer["results"]:
             assert hit["path"] and hit["uri"].startswith("kb://doc/")

@@ -28,21 +28,24 @@ import attrs
 import click
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+
 from grooveseek.cli import cli
 from grooveseek.config import HttpConfig, load_config
 from grooveseek.mcp.gate import MCP_PATH
 from grooveseek.mcp.prompts import CITATION_RULES, PROMPTS, PromptArgumentError, render_prompt
 from grooveseek.mcp.server import core_version
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.shared.exceptions import MCPError
-
 from tests.conftest import IndexedKB
 
 pytestmark = pytest.mark.model
 
 REPO = Path(__file__).resolve().parents[2]
-BEST_PRACTICE = "# Claude Code\n\n## Setup\n\nInstall the CLI and point it at the server.\n\n## Prompts\n\nKeep them short.\n"
+BEST_PRACTICE = (
+    "# Claude Code\n\n## Setup\n\nInstall the CLI and point it at the server.\n\n"
+    "## Prompts\n\nKeep them short.\n"
+)
 TODO_TXT = "Things to write next:\na page about rerankers and one about the file watcher and its debounce.\n"
 DEADLINE = 120.0  # seconds: generous for two shared cores loading a model
 
@@ -139,7 +142,13 @@ def test_initialize_identifies_grooveseek(remote: Remote) -> None:
 def test_lists(remote: Remote) -> None:
     tools = remote.call("list_tools").tools
     assert [t.name for t in tools] == [
-        "search", "list_topics", "get_document", "get_best_practice", "rebuild_index", "get_connection_graph"]  # fmt: skip
+        "search",
+        "list_topics",
+        "get_document",
+        "get_best_practice",
+        "rebuild_index",
+        "get_connection_graph",
+    ]
     schemas = {t.name: t.input_schema for t in tools}
     assert (
         schemas["search"]["required"] == ["query"]
@@ -147,11 +156,20 @@ def test_lists(remote: Remote) -> None:
     )
     assert schemas["get_connection_graph"]["required"] == ["start"]
     prompts = {p.name: {a.name: a.required for a in p.arguments} for p in remote.call("list_prompts").prompts}
-    assert prompts == {"summarize_topic": {"topic": True}, "deep_dive": {"question": True},
-                       "whats_new": {"since": False}, "find_gaps": {"topic": False}}  # fmt: skip
+    assert prompts == {
+        "summarize_topic": {"topic": True},
+        "deep_dive": {"question": True},
+        "whats_new": {"since": False},
+        "find_gaps": {"topic": False},
+    }
     resources = remote.call("list_resources").resources
-    assert [r.uri for r in resources] == ["kb://topic/best-practices/claude-code", "kb://topic/concepts",
-                                          "kb://topic/concepts/search", "kb://topic/guides", "kb://topic/notes"]  # fmt: skip
+    assert [r.uri for r in resources] == [
+        "kb://topic/best-practices/claude-code",
+        "kb://topic/concepts",
+        "kb://topic/concepts/search",
+        "kb://topic/guides",
+        "kb://topic/notes",
+    ]
     assert {r.mime_type for r in resources} == {"text/markdown"}
     templates = remote.call("list_resource_templates").resource_templates
     assert [t.uri_template for t in templates] == ["kb://doc/{path}"]
@@ -171,7 +189,8 @@ def test_search(remote: Remote) -> None:
 def test_search_errors_are_in_band(remote: Remote) -> None:
     assert remote.tool("search", {"query": "x" * 1100})["error"].startswith("query is too large: 1100 bytes")
     assert remote.tool("search", {"query": "x", "limit": "ten"}) == {
-        "error": 'search: parameter "limit" must be an integer, got a string'}  # fmt: skip
+        "error": 'search: parameter "limit" must be an integer, got a string'
+    }
     assert remote.tool("search", {"query": "x", "path_globs": []})["error"].startswith(
         "path_globs cannot be empty"
     )
@@ -180,8 +199,13 @@ def test_search_errors_are_in_band(remote: Remote) -> None:
 def test_list_topics(remote: Remote) -> None:
     topics = remote.tool("list_topics", {})
     keys = [(t["category"], t["topic"], t["file_count"]) for t in topics]
-    assert keys == [("best-practices", "claude-code", 1), ("concepts", None, 1), ("concepts", "search", 1),
-                    ("guides", None, 2), ("notes", None, 3)]  # fmt: skip
+    assert keys == [
+        ("best-practices", "claude-code", 1),
+        ("concepts", None, 1),
+        ("concepts", "search", 1),
+        ("guides", None, 2),
+        ("notes", None, 3),
+    ]
     assert all(
         set(t) == {"category", "topic", "file_count", "last_updated", "titles", "children"} for t in topics
     )
@@ -192,8 +216,9 @@ def test_get_document(remote: Remote, kb: IndexedKB) -> None:
     assert doc["title"] == "Quickstart" and doc["tags"] == ["guide", "cli"] and doc["truncated"] is False
     assert doc["content"] == (kb.kb / "guides" / "quickstart.md").read_text(encoding="utf-8")
     assert remote.tool("get_document", {"path": "../groove.toml"}) == {
-        "error": 'File not found: ../groove.toml. Path should be relative to knowledge-base/ '
-        '(e.g. "deep-dive/mcp/overview.md").'}  # fmt: skip
+        "error": "File not found: ../groove.toml. Path should be relative to knowledge-base/ "
+        '(e.g. "deep-dive/mcp/overview.md").'
+    }
 
 
 def test_get_best_practice(remote: Remote) -> None:
@@ -210,8 +235,16 @@ def test_get_best_practice(remote: Remote) -> None:
 def test_rebuild_index(remote: Remote) -> None:
     summary = remote.tool("rebuild_index", {})
     assert summary["total_documents"] >= 8 and summary["renamed"] == 0 and summary["deleted"] == 0
-    assert set(summary) == {"total_documents", "updated", "renamed", "deleted", "skipped", "frontmatter_unparsed",
-                            "total_chunks", "duration_ms"}  # fmt: skip
+    assert set(summary) == {
+        "total_documents",
+        "updated",
+        "renamed",
+        "deleted",
+        "skipped",
+        "frontmatter_unparsed",
+        "total_chunks",
+        "duration_ms",
+    }
 
 
 def test_get_connection_graph(remote: Remote) -> None:
@@ -233,8 +266,12 @@ def test_unknown_tool_is_a_protocol_error(remote: Remote) -> None:
 
 # -- prompts and resources (R7.31-R7.40) -------------------------------------------------------------
 def test_every_prompt(remote: Remote) -> None:
-    for name, args in {"summarize_topic": {"topic": "search"}, "deep_dive": {"question": "What is RRF?"},
-                       "whats_new": {"since": "2026-01-01"}, "find_gaps": {}}.items():  # fmt: skip
+    for name, args in {
+        "summarize_topic": {"topic": "search"},
+        "deep_dive": {"question": "What is RRF?"},
+        "whats_new": {"since": "2026-01-01"},
+        "find_gaps": {},
+    }.items():
         result = remote.call("get_prompt", name, args)
         assert len(result.messages) == 1 and result.messages[0].role == "user"
         assert "Cite the `path` of every document" in result.messages[0].content.text
@@ -272,11 +309,15 @@ def test_the_watcher_runs_over_stdio(remote: Remote, kb: IndexedKB) -> None:
     raise AssertionError("the watcher never indexed guides/watering.md")
 
 
-# -- prompt texts, without a server (R7.35-R7.40) --------------------------------------------------------------------------
+# -- prompt texts, without a server (R7.35-R7.40) --------------------------------------------------------
 def test_prompts_are_four_and_share_the_citation_rules() -> None:
     assert list(PROMPTS) == ["summarize_topic", "deep_dive", "whats_new", "find_gaps"]
-    for name, args in {"summarize_topic": {"topic": "soil"}, "deep_dive": {"question": "why?"},
-                       "whats_new": {}, "find_gaps": {}}.items():  # fmt: skip
+    for name, args in {
+        "summarize_topic": {"topic": "soil"},
+        "deep_dive": {"question": "why?"},
+        "whats_new": {},
+        "find_gaps": {},
+    }.items():
         text = render_prompt(name, args)
         assert text.endswith(CITATION_RULES)
     for rule in ("`path`", "`get_document`", "`low_confidence: true`", "general knowledge"):
@@ -357,22 +398,43 @@ def _send(proc: subprocess.Popen, message: dict[str, Any]) -> None:
 
 
 def test_stdout_carries_only_the_protocol_and_stdin_eof_ends_the_server(kb: IndexedKB) -> None:
-    proc = subprocess.Popen(serve_command(kb, "--no-watch"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        serve_command(kb, "--no-watch"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     stdout = _lines(proc.stdout)
     try:
-        _send(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})  # fmt: skip
+        _send(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            },
+        )
         first = json.loads(stdout.get(timeout=DEADLINE))
         assert first["id"] == 1 and first["result"]["serverInfo"]["name"] == "grooveseek"
         _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                     "params": {"name": "search", "arguments": {"query": "quality filter"}}})  # fmt: skip
+        _send(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "search", "arguments": {"query": "quality filter"}},
+            },
+        )
         second = json.loads(stdout.get(timeout=DEADLINE))
         assert second["id"] == 2 and "results" in json.loads(second["result"]["content"][0]["text"])
         # Lines the SDK cannot read are answered, not left unanswered (found by QA).
-        proc.stdin.write(b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"get_document",'
-                         b'"arguments":{"path":"\\ud800.md"}}}\n[{"jsonrpc":"2.0","id":7,"method":"ping"}]\n')
+        proc.stdin.write(
+            b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"get_document",'
+            b'"arguments":{"path":"\\ud800.md"}}}\n[{"jsonrpc":"2.0","id":7,"method":"ping"}]\n'
+        )
         proc.stdin.flush()
         third, fourth = json.loads(stdout.get(timeout=DEADLINE)), json.loads(stdout.get(timeout=DEADLINE))
         assert (third["id"], third["error"]["code"]) == (6, -32700)
@@ -396,8 +458,9 @@ def test_stdout_carries_only_the_protocol_and_stdin_eof_ends_the_server(kb: Inde
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM is a Unix signal")
 def test_sigterm_stops_gracefully(kb: IndexedKB) -> None:
-    proc = subprocess.Popen(serve_command(kb, "--no-watch"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        serve_command(kb, "--no-watch"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     stderr = _lines(proc.stderr)
     try:
         while True:
@@ -419,8 +482,13 @@ def test_sigterm_stops_gracefully(kb: IndexedKB) -> None:
 
 
 def test_startup_failure_exits_1_before_ready(kb: IndexedKB) -> None:
-    proc = subprocess.run(serve_command(kb, "--model", "bge-m3"), stdin=subprocess.DEVNULL, capture_output=True,
-                          timeout=DEADLINE, check=False)  # fmt: skip
+    proc = subprocess.run(
+        serve_command(kb, "--model", "bge-m3"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=DEADLINE,
+        check=False,
+    )
     assert proc.returncode == 1 and proc.stdout == b""
     assert b"Error: embedding model mismatch" in proc.stderr and b"ready" not in proc.stderr
 
@@ -441,7 +509,9 @@ def test_serve_creates_an_empty_index_and_says_how_to_fill_it(tmp_path: Path) ->
     err = _serve_until_eof(config)
     db = tmp_path / ".groove.db"
     assert db.exists()  # R4.43: created, never indexed at start-up
-    assert f"No index yet: created an empty one at {db}. Run `groove index --kb-path {tmp_path / 'kb'}`" in err
+    assert (
+        f"No index yet: created an empty one at {db}. Run `groove index --kb-path {tmp_path / 'kb'}`" in err
+    )
     assert err.index("No index yet") < err.index("groove server ready (stdio transport)")
 
 
@@ -449,9 +519,10 @@ def test_serve_warns_about_documents_outside_the_parser_set(kb: IndexedKB, tmp_p
     md_only = tmp_path / "md-only.toml"
     md_only.write_text(f'kb_path = "{kb.kb.as_posix()}"\nmodel = "minilm-l6-int8"\n', encoding="utf-8")
     err = _serve_until_eof(md_only)
-    warning = ("warning: the index holds 1 document(s) whose extension the active parser set does not cover "
-               "(for example notes/todo.txt)")  # fmt: skip
+    warning = (
+        "warning: the index holds 1 document(s) whose extension the active parser set does not cover "
+        "(for example notes/todo.txt)"
+    )
     assert warning in err  # R4.44: counted and named, nothing deleted
     assert err.index(warning) < err.index("groove server ready (stdio transport)")
     assert (kb.kb / "notes" / "todo.txt").exists()
-

@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from grooveseek.config import load_config
 from grooveseek.errors import ConfigError
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+
 from grooveseek.app import App
 from grooveseek.config import GrooveConfig, LoadedConfig, ParsersConfig
 from grooveseek.index.guard import db_path_for
@@ -23,8 +24,13 @@ def make_service(kb: Path, config: GrooveConfig, embedder: FakeEmbedder | None =
     registry = Registry.build(load_plugins(selection), config)
     registry = attrs.evolve(registry, embedders={"fake": embedder or FakeEmbedder(16)})
     kb = kb.resolve()
-    app = App(LoadedConfig(config, "explicit", None, True), attrs.evolve(selection, embedder="fake"), registry, kb,
-              db_path_for(kb))  # fmt: skip
+    app = App(
+        LoadedConfig(config, "explicit", None, True),
+        attrs.evolve(selection, embedder="fake"),
+        registry,
+        kb,
+        db_path_for(kb),
+    )
     return KBService(app)
 
 

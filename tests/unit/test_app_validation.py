@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+
 from grooveseek.app import build_app
 from grooveseek.cli import cli
 from grooveseek.errors import ConfigError, PluginLoadError
@@ -76,7 +77,10 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """``w/groove.toml`` (trusted via --config) and ``w/kb`` with one note; the index would be ``w/.groove.db``."""
+    """``w/groove.toml`` (trusted via --config) and ``w/kb`` with one note.
+
+    The index would be ``w/.groove.db``.
+    """
     root = tmp_path / "w"
     (root / "kb").mkdir(parents=True)
     (root / "kb" / "note.md").write_text("# Cats\n\nCats sleep a lot.\n", encoding="utf-8")

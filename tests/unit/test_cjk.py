@@ -85,7 +85,7 @@ def test_exclusions_apply_to_the_cjk_leg(store):
 
 
 def test_deleting_a_document_removes_its_bigrams(store):
-    s, emb = store
+    s, _emb = store
     s.delete_documents(["tokyo.md"])
     assert s.conn.execute("select count(*) from fts_cjk where fts_cjk match '東京'").fetchall()[0][0] == 0
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+
 from grooveseek.cli import GrooveGroup, cli, os_error_message
 from grooveseek.config import load_config, plugin_selection, resolve_kb_path
 from grooveseek.config.model import EmbeddingConfig, GrooveConfig
@@ -132,9 +133,14 @@ def test_missing_golden_keeps_the_spec_message(kb: Path):
 
 
 @pytest.mark.parametrize(
-    "flag, value", [("--mmr-lambda", "1.5"), ("--mmr-same-doc-penalty", "-0.1"), ("--mmr", "maybe"),
-                    ("--parent-retriever", "2")]
-)  # fmt: skip
+    "flag, value",
+    [
+        ("--mmr-lambda", "1.5"),
+        ("--mmr-same-doc-penalty", "-0.1"),
+        ("--mmr", "maybe"),
+        ("--parent-retriever", "2"),
+    ],
+)
 def test_bad_stage_flags_are_usage_errors(kb: Path, flag: str, value: str):
     result = eval_(flag, value)
     assert result.exit_code == 2
@@ -144,9 +150,7 @@ def test_bad_stage_flags_are_usage_errors(kb: Path, flag: str, value: str):
 def test_empty_kb_path_is_refused_not_the_working_directory(kb: Path):
     result = eval_("--kb-path", "")
     assert result.exit_code == 1
-    assert error_lines(result)[0].startswith(
-        "Error: --kb-path is empty;"
-    )
+    assert error_lines(result)[0].startswith("Error: --kb-path is empty;")
 
 
 def test_kb_path_too_long_is_a_config_error(kb: Path):
@@ -166,7 +170,7 @@ def test_empty_model_or_reranker_flag_is_refused(kb: Path, flag: str):
 def test_empty_ids_in_code_built_configs_are_refused():
     with pytest.raises(ConfigError, match=r"^\[embedding\]\.model is empty"):
         plugin_selection(GrooveConfig(embedding=EmbeddingConfig(model="")))
-    with pytest.raises(ConfigError, match="^reranker is empty; name a reranker id"):
+    with pytest.raises(ConfigError, match=r"^reranker is empty; name a reranker id"):
         plugin_selection(GrooveConfig(reranker=""))
     assert plugin_selection(GrooveConfig(), reranker="none").reranker is None
 
@@ -237,8 +241,9 @@ def test_os_and_runtime_errors_become_one_line(boom: list):
     boom.append(OSError(errno.EACCES, "Permission denied", "/kb/x"))
     result = groove("boom")
     assert (result.exit_code, result.stderr) == (
-        1, "Error: /kb/x: Permission denied; check the path (flag, config key) that names it\n"
-    )  # fmt: skip
+        1,
+        "Error: /kb/x: Permission denied; check the path (flag, config key) that names it\n",
+    )
     boom[0] = RuntimeError("Symlink loop from '/kb/a'")
     result = groove("boom")
     assert (result.exit_code, result.stderr) == (1, "Error: Symlink loop from '/kb/a'\n")

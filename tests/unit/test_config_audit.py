@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from grooveseek.app import check_selection
 from grooveseek.cli import cli
 from grooveseek.config import GrooveConfig, LoadedConfig, load_config, resolve_kb_path

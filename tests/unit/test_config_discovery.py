@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from grooveseek.config import (
     KB_PATH_REQUIRED,
     GrooveConfig,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+
 from grooveseek.config import GrooveConfig, load_config
 from grooveseek.config.parse import RENAMED_KEYS
 

@@ -4,9 +4,9 @@ and the size grammar (R2.25)."""
 from __future__ import annotations
 
 import pytest
+
 from grooveseek.config import UNLIMITED, GrooveConfig, load_config, parse_size
 from grooveseek.errors import ConfigError
-
 from tests.unit.config_kit import config_error as _error
 from tests.unit.config_kit import env_for as _env
 from tests.unit.config_kit import load_text as _load

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from grooveseek.config import GrooveConfig, load_config
 from grooveseek.config.model import MIB50, EmbeddingConfig, HttpConfig, ParsersConfig
 from grooveseek.config.trust import config_home

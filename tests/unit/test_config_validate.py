@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+
 from grooveseek.config import load_config, parse_bind
 from grooveseek.config.model import MIB50
-
 from tests.unit.config_kit import config_error as _error
 from tests.unit.config_kit import env_for as _env
 from tests.unit.config_kit import load_text as _load

@@ -26,7 +26,7 @@ from grooveseek.eval import (
 from grooveseek.types import Hit
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "golden"
-CLOCK = dt.datetime(2025, 3, 4, 5, 6, 7, 890, tzinfo=dt.timezone.utc)
+CLOCK = dt.datetime(2025, 3, 4, 5, 6, 7, 890, tzinfo=dt.UTC)
 FINGERPRINT = {"model": "fake-model", "reranker": None, "limit": 10, "k_values": [1, 5, 10]}
 CORPUS = {"documents": 3, "chunks": 7, "digest": "ab" * 32}
 # nDCG of two expected entries found at ranks 1 and 3 (both within k).
@@ -35,8 +35,15 @@ NDCG_1_3 = (1 + 1 / math.log2(4)) / (1 + 1 / math.log2(3))
 
 def hit(path: str, heading: str | None = None, score: float = 0.5) -> Hit:
     return Hit(
-        chunk_id=1, score=score, path=path, title=None, heading=heading, topic=None, date=None,
-        tags=(), content="text",
+        chunk_id=1,
+        score=score,
+        path=path,
+        title=None,
+        heading=heading,
+        topic=None,
+        date=None,
+        tags=(),
+        content="text",
     )
 
 
@@ -70,9 +77,7 @@ SEARCH_RESULTS = {
 
 
 def run(**overrides):
-    kwargs = dict(
-        k_values=(1, 5, 10), limit=10, fingerprint=FINGERPRINT, corpus=CORPUS, clock=lambda: CLOCK
-    )
+    kwargs = dict(k_values=(1, 5, 10), limit=10, fingerprint=FINGERPRINT, corpus=CORPUS, clock=lambda: CLOCK)
     kwargs.update(overrides)
     search = FakeSearch(SEARCH_RESULTS)
     return run_eval(GOLDEN, search, **kwargs), search
@@ -188,15 +193,13 @@ def test_timestamp_is_utc_rfc3339_with_z():
     result, _ = run(clock=lambda: dt.datetime(2025, 3, 4, 9, 0, 0, tzinfo=plus_nine))
     assert result.timestamp == "2025-03-04T00:00:00Z"
     real = run_eval(GOLDEN, FakeSearch({}), k_values=(1,), limit=None, fingerprint={}, corpus={})
-    parsed = dt.datetime.strptime(real.timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
-    assert abs(dt.datetime.now(dt.timezone.utc) - parsed) < dt.timedelta(minutes=5)
+    parsed = dt.datetime.strptime(real.timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    assert abs(dt.datetime.now(dt.UTC) - parsed) < dt.timedelta(minutes=5)
 
 
 def test_real_golden_file_with_an_oracle_search_scores_perfectly():
     golden = parse_golden((FIXTURES / "npm-docs.yml").read_bytes(), "npm-docs.yml")
-    oracle = {
-        q.query: [hit(e.path, e.heading or "Whatever") for e in q.expected] for q in golden.queries
-    }
+    oracle = {q.query: [hit(e.path, e.heading or "Whatever") for e in q.expected] for q in golden.queries}
     result = run_eval(golden, FakeSearch(oracle), k_values=(1, 5, 10), limit=None, fingerprint={}, corpus={})
     assert result.aggregate.query_count == 30
     assert result.aggregate.recall_at_k[10] == 1.0
@@ -212,8 +215,15 @@ def test_as_dict_has_the_r10_12_shape_with_string_k_keys():
     result, _ = run()
     data = result.as_dict()
     assert list(data) == [
-        "timestamp", "fingerprint", "aggregate", "per_query", "previous", "diff", "corpus",
-        "corpus_changed", "findings",
+        "timestamp",
+        "fingerprint",
+        "aggregate",
+        "per_query",
+        "previous",
+        "diff",
+        "corpus",
+        "corpus_changed",
+        "findings",
     ]
     assert data["timestamp"] == "2025-03-04T05:06:07Z"
     assert data["fingerprint"] == FINGERPRINT
@@ -319,10 +329,14 @@ def test_render_text_shows_the_stages_the_fingerprint_records():
 
 
 def test_render_text_names_a_file_pinned_to_two_headings_once():
-    golden = golden_of(
-        GoldenQuery("q", "q", (GoldenExpected("a.md", "One"), GoldenExpected("a.md", "Two")))
+    golden = golden_of(GoldenQuery("q", "q", (GoldenExpected("a.md", "One"), GoldenExpected("a.md", "Two"))))
+    result = run_eval(
+        golden,
+        FakeSearch({"q": [hit("a.md", "Three")]}),
+        k_values=(5,),
+        limit=None,
+        fingerprint={},
+        corpus={},
     )
-    result = run_eval(golden, FakeSearch({"q": [hit("a.md", "Three")]}), k_values=(5,), limit=None,
-                      fingerprint={}, corpus={})
     text = render_text(result, model="m", reranker=None, color=False)
     assert text.endswith("  ✗ q  recall@5: 0.00    expected a.md missing")

@@ -6,6 +6,7 @@ import datetime as dt
 import os
 
 import pytest
+
 from grooveseek.fieldschema import (
     MAX_SCHEMA_BYTES,
     SCHEMA_FILE,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from grooveseek.errors import SearchError
 from grooveseek.search.filters import EMPTY_PATH_GLOBS, FIELDS_PENDING, validate_filters
 from grooveseek.search.pipeline import run_search
@@ -112,8 +113,10 @@ def test_fields_keep_and_fields_not_drop(kb, legs):
     assert _paths(kb, legs, fields={"status": ("Done",)}) == set()  # byte-wise
     assert _paths(kb, legs, fields_not={"status": ("done",)}) == {"a/deep/two.md", "b/four.md", "top.md"}
     assert _paths(kb, legs, fields_not={"status": ("archived",), "owner": ("bob",)}) == {
-        "a/one.md", "a/deep/two.md", "b/four.md",
-    }  # fmt: skip
+        "a/one.md",
+        "a/deep/two.md",
+        "b/four.md",
+    }
     assert _paths(kb, legs, fields={"status": ("done",)}, fields_not={"owner": ("ann",)}) == {"b/three.md"}
 
 
@@ -149,9 +152,15 @@ def test_filters_combine_with_and(kb):
 def test_filter_applied_echoes_what_had_an_effect_in_order(kb):
     store, emb = kb
     filters = SearchFilters(
-        category="a", path_globs=("a/**",), tags_any=("rust",), tags_all=(), date_from="2024-01-01",
-        fields={"status": ("done", "open")}, fields_not={}, min_quality=0.2,
-    )  # fmt: skip
+        category="a",
+        path_globs=("a/**",),
+        tags_any=("rust",),
+        tags_all=(),
+        date_from="2024-01-01",
+        fields={"status": ("done", "open")},
+        fields_not={},
+        min_quality=0.2,
+    )
     echo = run_search(store, emb, SearchRequest(TEXT, filters=filters)).filter_applied
     assert list(echo) == ["category", "path_globs", "tags_any", "date_from", "fields"]
     assert echo["path_globs"] == ["a/**"] and echo["fields"] == {"status": ["done", "open"]}

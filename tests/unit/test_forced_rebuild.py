@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from grooveseek.errors import ModelError
 from grooveseek.index.forced import side_path
 from grooveseek.search.request import SearchRequest
 from grooveseek.testing import FakeEmbedder
-
 from tests.unit.mcp_kit import BODY, config, make_service, write_kb
 
 WAIT = 30.0  # seconds; a bound for waits that succeed at once when things work
@@ -100,7 +100,7 @@ def test_a_failed_rebuild_leaves_the_live_index_as_it_was(served) -> None:
 
 
 def test_a_forced_rebuild_can_change_the_model(served, tmp_path: Path) -> None:
-    service, _, kb = served
+    _service, _, kb = served
     other = make_service(kb, config(), FakeEmbedder(8, model_id="fake-8"))
     try:
         with pytest.raises(ModelError, match="embedding model mismatch"):

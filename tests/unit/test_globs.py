@@ -8,9 +8,10 @@ import re
 import time
 
 import pytest
-from grooveseek.globs import GlobSyntaxError, PathMatcher, compile_glob, matcher_for, path_passes
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
+
+from grooveseek.globs import GlobSyntaxError, PathMatcher, compile_glob, matcher_for, path_passes
 
 CASES = [
     # "*" and "?" stay inside a segment

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from grooveseek.search.graph import GraphError, GraphParams, connection_graph, similarity
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.types import Chunk
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 
 # -- building indexes --------------------------------------------------------------------------------
@@ -30,10 +31,18 @@ def _unit(degrees: float) -> np.ndarray:
 
 def _record(path: str, **kw) -> DocumentRecord:
     base = {
-        "parser_id": "md", "title": f"Title of {path}", "title_from_filename": False, "topic": None,
-        "topic_from_frontmatter": False, "category": path.split("/")[0] if "/" in path else None, "depth": None,
-        "tags": (), "date": None, "content_hash": path, "size_bytes": 1,
-    }  # fmt: skip
+        "parser_id": "md",
+        "title": f"Title of {path}",
+        "title_from_filename": False,
+        "topic": None,
+        "topic_from_frontmatter": False,
+        "category": path.split("/")[0] if "/" in path else None,
+        "depth": None,
+        "tags": (),
+        "date": None,
+        "content_hash": path,
+        "size_bytes": 1,
+    }
     base.update(kw)
     return DocumentRecord(path=path, **base)
 
@@ -42,15 +51,25 @@ def add_doc(store: Store, path: str, vectors, *, quality=None, contents=None, **
     """Index one document whose chunk i has ``vectors[i]``; returns its chunk ids in order."""
     vecs = np.stack([v if isinstance(v, np.ndarray) else _unit(v) for v in vectors])
     chunks = [
-        Chunk(chunk_index=i, heading=f"{path} h{i}", level=2,
-              content=(contents[i] if contents else f"content of {path} chunk {i}"), token_count=5,
-              quality_score=(quality[i] if quality else 1.0))
+        Chunk(
+            chunk_index=i,
+            heading=f"{path} h{i}",
+            level=2,
+            content=(contents[i] if contents else f"content of {path} chunk {i}"),
+            token_count=5,
+            quality_score=(quality[i] if quality else 1.0),
+        )
         for i in range(len(vecs))
-    ]  # fmt: skip
+    ]
     store.replace_document(_record(path, **kw), chunks, vecs)
-    return [r[0] for r in store.conn.execute(
-        "select c.id from chunks c join documents d on d.id = c.document_id where d.path=? order by chunk_index",
-        (path,))]  # fmt: skip
+    return [
+        r[0]
+        for r in store.conn.execute(
+            "select c.id from chunks c join documents d on d.id = c.document_id "
+            "where d.path=? order by chunk_index",
+            (path,),
+        )
+    ]
 
 
 @pytest.fixture
@@ -88,8 +107,9 @@ def test_depth_two_walk_takes_fan_out_times_two_candidates(fan):
     result = walk(fan, depth=2, fan_out=2)
     assert shape(result) == [("start.md", None, 0), ("a.md", 0, 1), ("b.md", 0, 1), ("c.md", 1, 2)]
     scores = [n.score for n in result.nodes]
-    assert scores == pytest.approx([1.0, math.cos(math.radians(7)), math.cos(math.radians(15)),
-                                    math.cos(math.radians(19))], abs=1e-5)  # fmt: skip
+    assert scores == pytest.approx(
+        [1.0, math.cos(math.radians(7)), math.cos(math.radians(15)), math.cos(math.radians(19))], abs=1e-5
+    )
     assert result.stats.as_dict() | {"duration_ms": 0} == {
         "total_nodes": 4,
         "max_depth_reached": 2,
@@ -120,8 +140,14 @@ def test_walk_is_breadth_first(store):
     for path, angle in [("a.md", 12), ("b.md", 20), ("p.md", 192), ("q.md", 200)]:
         add_doc(store, path, [angle])
     result = walk(store, depth=2, fan_out=1)
-    assert shape(result) == [("start.md", None, 0), ("start.md", None, 0), ("a.md", 0, 1), ("p.md", 1, 1),
-                             ("b.md", 2, 2), ("q.md", 3, 2)]  # fmt: skip
+    assert shape(result) == [
+        ("start.md", None, 0),
+        ("start.md", None, 0),
+        ("a.md", 0, 1),
+        ("p.md", 1, 1),
+        ("b.md", 2, 2),
+        ("q.md", 3, 2),
+    ]
     assert [n.node_id for n in result.nodes] == list(range(6))
 
 
@@ -183,7 +209,8 @@ def test_centroid_is_one_seed_at_the_renormalised_mean(store):
     seed = result.nodes[0]
     assert (seed.chunk_id, seed.heading, seed.score) == (ids[0], "start.md h0", 1.0)
     assert [n.score for n in result.nodes[1:]] == pytest.approx(
-        [math.cos(math.radians(2)), math.cos(math.radians(30))], abs=1e-5)  # fmt: skip
+        [math.cos(math.radians(2)), math.cos(math.radians(30))], abs=1e-5
+    )
     assert result.stats.seeds_used == 2 and result.stats.knn_queries == 1
 
 
@@ -269,8 +296,18 @@ def test_quality_threshold_filters_neighbours_and_never_seeds(store):
 def test_as_dict_is_exactly_the_r6_63_shape(fan):
     answer = walk(fan, depth=2, fan_out=2, max_nodes=3).as_dict()
     assert list(answer) == ["start_path", "nodes", "stats", "truncated", "truncation"]
-    assert list(answer["nodes"][0]) == ["node_id", "parent_id", "depth", "chunk_id", "score", "path", "heading",
-                                        "title", "topic", "snippet"]  # fmt: skip
+    assert list(answer["nodes"][0]) == [
+        "node_id",
+        "parent_id",
+        "depth",
+        "chunk_id",
+        "score",
+        "path",
+        "heading",
+        "title",
+        "topic",
+        "snippet",
+    ]
     assert list(answer["stats"]) == [
         "total_nodes",
         "max_depth_reached",
@@ -295,7 +332,8 @@ def test_unknown_start_path_is_an_error_naming_it(store):
     with pytest.raises(GraphError) as err:
         walk(store, "missing.md")
     assert str(err.value) == (
-        "document not found (no chunks for path): missing.md. Run groove index to (re)index the knowledge base."
+        "document not found (no chunks for path): missing.md. Run groove index "
+        "to (re)index the knowledge base."
     )
 
 
@@ -303,18 +341,37 @@ def test_unknown_start_path_is_an_error_naming_it(store):
 def test_defaults():
     p = GraphParams("a.md")
     assert (p.depth, p.fan_out, p.min_similarity, p.seed_strategy, p.max_nodes, p.max_seed_chunks) == (
-        2, 5, 0.3, "all_chunks", 100, 32)  # fmt: skip
+        2,
+        5,
+        0.3,
+        "all_chunks",
+        100,
+        32,
+    )
     assert GraphParams("a.md", depth=None, fan_out=None, min_similarity=None, seed_strategy=None) == p
 
 
 @pytest.mark.parametrize(
     ("field", "given", "expected"),
-    [("depth", 10, 3), ("depth", -1, 0), ("fan_out", 100, 20), ("fan_out", -5, 0), ("max_nodes", 0, 1),
-     ("max_nodes", 5000, 2000), ("max_seed_chunks", 0, 1), ("max_seed_chunks", 10**9, 1000), ("depth", 2.0, 2),
-     ("min_similarity", 1.5, 1.0), ("min_similarity", -0.5, 0.0), ("min_similarity", float("nan"), 0.3),
-     ("min_similarity", float("inf"), 0.3), ("seed_strategy", "all-chunks", "all_chunks"),
-     ("seed_strategy", "centroid", "centroid"), ("category", "", None)],
-)  # fmt: skip
+    [
+        ("depth", 10, 3),
+        ("depth", -1, 0),
+        ("fan_out", 100, 20),
+        ("fan_out", -5, 0),
+        ("max_nodes", 0, 1),
+        ("max_nodes", 5000, 2000),
+        ("max_seed_chunks", 0, 1),
+        ("max_seed_chunks", 10**9, 1000),
+        ("depth", 2.0, 2),
+        ("min_similarity", 1.5, 1.0),
+        ("min_similarity", -0.5, 0.0),
+        ("min_similarity", float("nan"), 0.3),
+        ("min_similarity", float("inf"), 0.3),
+        ("seed_strategy", "all-chunks", "all_chunks"),
+        ("seed_strategy", "centroid", "centroid"),
+        ("category", "", None),
+    ],
+)
 def test_clamps(field, given, expected):
     assert getattr(GraphParams("a.md", **{field: given}), field) == expected
 
@@ -366,11 +423,13 @@ def random_graphs(draw):
     cats = draw(st.lists(st.sampled_from(["x", "y"]), min_size=len(sizes), max_size=len(sizes)))
     seed = draw(st.integers(0, 2**32 - 1))
     params = {
-        "depth": draw(st.integers(0, 3)), "fan_out": draw(st.integers(0, 4)),
+        "depth": draw(st.integers(0, 3)),
+        "fan_out": draw(st.integers(0, 4)),
         "min_similarity": draw(st.sampled_from([0.0, 0.2, 0.5])),
-        "seed_strategy": draw(st.sampled_from(["all_chunks", "centroid"])), "dedup_by_path": draw(st.booleans()),
+        "seed_strategy": draw(st.sampled_from(["all_chunks", "centroid"])),
+        "dedup_by_path": draw(st.booleans()),
         "category": draw(st.sampled_from([None, "x"])),
-    }  # fmt: skip
+    }
     return sizes, cats, seed, params
 
 
@@ -452,10 +511,14 @@ def test_budgets_bound_the_walk_but_never_change_what_it_finds(graph, max_nodes)
         store, docs = _build(Path(tmp), sizes, cats, seed)
         try:
             start = next(iter(docs))
-            uncut = connection_graph(store, GraphParams(start, max_nodes=2000, max_seed_chunks=1000, **params),
-                                     min_quality=0.0)  # fmt: skip
-            cut = connection_graph(store, GraphParams(start, max_nodes=max_nodes, max_seed_chunks=1000, **params),
-                                   min_quality=0.0)  # fmt: skip
+            uncut = connection_graph(
+                store, GraphParams(start, max_nodes=2000, max_seed_chunks=1000, **params), min_quality=0.0
+            )
+            cut = connection_graph(
+                store,
+                GraphParams(start, max_nodes=max_nodes, max_seed_chunks=1000, **params),
+                min_quality=0.0,
+            )
         finally:
             store.close()
     assert not uncut.truncated  # the graphs are far smaller than the ceilings

@@ -6,6 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
+
 from grooveseek.search.graph import GraphNode, GraphResult, GraphStats, Truncation
 from grooveseek.search.graph_render import DEPTH_COLOURS, render_dot, render_svg, render_text, tree_rows
 

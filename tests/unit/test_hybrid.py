@@ -104,6 +104,12 @@ def test_explain_text_keeps_tiny_bm25_scores_readable() -> None:
     """``--explain --format text`` prints leg scores to 4 significant digits (bm25 can be ~1e-6)."""
     from grooveseek.cli.search import _explain_lines
 
-    line = _explain_lines({"fts": {"rank": 1, "score": -1.234e-06}, "vector": {"rank": 3, "score": 0.98765},
-                           "rrf": 0.0325, "rerank": 2.5})[0]  # fmt: skip
+    line = _explain_lines(
+        {
+            "fts": {"rank": 1, "score": -1.234e-06},
+            "vector": {"rank": 3, "score": 0.98765},
+            "rrf": 0.0325,
+            "rerank": 2.5,
+        }
+    )[0]
     assert line == "explain: fts #1 (-1.234e-06), vector #3 (0.9877), cjk -; rrf 0.0325; rerank 2.5000"

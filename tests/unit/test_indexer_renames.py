@@ -10,6 +10,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+
 from grooveseek.config.model import ContextualConfig, GrooveConfig, IndexConfig, ParsersConfig
 from grooveseek.index.guard import db_path_for, open_for_index
 from grooveseek.index.indexer import Indexer, IndexOptions
@@ -63,7 +64,9 @@ class KB:
 
 
 def make_kb(tmp_path: Path, **config) -> KB:
-    base = GrooveConfig(kb_path=str(tmp_path / "kb"), model="fake", parsers=ParsersConfig(enabled=("md", "txt")))
+    base = GrooveConfig(
+        kb_path=str(tmp_path / "kb"), model="fake", parsers=ParsersConfig(enabled=("md", "txt"))
+    )
     return KB(tmp_path / "kb", attrs.evolve(base, **config))
 
 
@@ -119,7 +122,9 @@ def test_a_changed_code_budget_warns_and_keeps_the_recorded_value(tmp_path: Path
     kb = make_kb(tmp_path)
     kb.write("a.md", f"Text {BODY}.\n")
     kb.run()
-    parsers = ParsersConfig(enabled=("md", "txt"), code=attrs.evolve(kb.config.parsers.code, max_chunk_chars=2000))
+    parsers = ParsersConfig(
+        enabled=("md", "txt"), code=attrs.evolve(kb.config.parsers.code, max_chunk_chars=2000)
+    )
     kb.run(parsers=parsers)
     assert (
         "[parsers.code].max_chunk_chars changed (3500 -> 2000); "

@@ -11,14 +11,14 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
 from grooveseek.config import BestPracticeConfig
 from grooveseek.mcp import build_server, resources, tools
 from grooveseek.mcp.gate import HOST_REFUSED, REFUSAL_LOG_INTERVAL, Gate, GatePolicy, RefusalLog
 from grooveseek.mcp.resources import DOC_TEMPLATE, ResourceNotFound, list_topic_groups, read_resource
 from grooveseek.service import KBService
-from mcp import Client
-from mcp.shared.exceptions import MCPError
-
 from tests.unit.mcp_kit import BODY, config, make_service, write_kb
 
 PDF_DENIED = 'Access denied: extension "pdf" is not in the indexed parser registry. Allowed: [md, txt]'
@@ -249,6 +249,7 @@ def test_the_gate_flushes_periodically_and_at_shutdown(caplog: pytest.LogCapture
 def test_parsers_receive_the_effective_config_read_only(tmp_path) -> None:
     """R3.5: ctx carries the effective config, when indexing and on get_document's read path."""
     import attrs
+
     from grooveseek.mcp.docread import read_document
 
     seen: list = []
@@ -278,8 +279,9 @@ def test_a_client_hanging_up_mid_body_is_one_debug_line_not_a_traceback(caplog) 
     """Found by QA: each disconnect logged a full starlette ClientDisconnect traceback at error level."""
     import logging
 
-    from grooveseek.mcp.transport import quiet_third_party_logs
     from starlette.requests import ClientDisconnect
+
+    from grooveseek.mcp.transport import quiet_third_party_logs
 
     quiet_third_party_logs()
     quiet_third_party_logs()  # idempotent: one filter

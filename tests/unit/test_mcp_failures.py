@@ -9,12 +9,12 @@ from pathlib import Path
 
 import attrs
 import pytest
+
 from grooveseek.errors import ModelError, StoreError
 from grooveseek.interfaces import Reranker
 from grooveseek.mcp import tools
 from grooveseek.service import KBService
 from grooveseek.testing import FakeEmbedder
-
 from tests.unit.mcp_kit import BODY, config, make_service, write_kb
 
 
@@ -42,7 +42,9 @@ class UnloadableReranker(Reranker):
 def test_a_reranker_failure_is_not_called_an_embedding_failure(tmp_path: Path) -> None:
     app = make_service(write_kb(tmp_path, {"a.md": f"text{BODY}"}), config()).app
     registry = attrs.evolve(app.registry, rerankers={"broken-reranker": UnloadableReranker()})
-    app = attrs.evolve(app, registry=registry, selection=attrs.evolve(app.selection, reranker="broken-reranker"))
+    app = attrs.evolve(
+        app, registry=registry, selection=attrs.evolve(app.selection, reranker="broken-reranker")
+    )
     svc = KBService(app)
     try:
         svc.rebuild()
@@ -98,8 +100,16 @@ def test_rebuild_index_counters(tmp_path: Path) -> None:
     svc = make_service(kb, config())
     try:
         first = tools.rebuild_index(svc)
-        assert set(first) == {"total_documents", "updated", "renamed", "deleted", "skipped", "frontmatter_unparsed",
-                              "total_chunks", "duration_ms"}  # fmt: skip
+        assert set(first) == {
+            "total_documents",
+            "updated",
+            "renamed",
+            "deleted",
+            "skipped",
+            "frontmatter_unparsed",
+            "total_chunks",
+            "duration_ms",
+        }
         assert (first["total_documents"], first["updated"]) == (2, 2)
         (kb / "b.md").unlink()
         second = tools.rebuild_index(svc)

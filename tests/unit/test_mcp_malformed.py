@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from grooveseek.mcp.malformed import INVALID_REQUEST, PARSE_ERROR, AnswerMalformed, malformed_reply
 from mcp import types
 from mcp.shared.message import SessionMessage
+
+from grooveseek.mcp.malformed import INVALID_REQUEST, PARSE_ERROR, AnswerMalformed, malformed_reply
 
 
 def refused(line: str) -> Exception:
@@ -25,9 +26,17 @@ def refused(line: str) -> Exception:
 @pytest.mark.parametrize(
     ("line", "code", "request_id"),
     [
-        ('{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"arguments":{"path":"\\ud800.md"}}}', PARSE_ERROR, 6),
+        (
+            '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"arguments":{"path":"\\ud800.md"}}}',
+            PARSE_ERROR,
+            6,
+        ),
         ('{"jsonrpc":"2.0","id":"a-7","method":"ping","params":{"x":"\\udfff"}}', PARSE_ERROR, "a-7"),
-        ('{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}', PARSE_ERROR, None),  # no id the reply could carry
+        (
+            '{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+            PARSE_ERROR,
+            None,
+        ),  # no id the reply could carry
         ("garbage", PARSE_ERROR, None),
         ('{"jsonrpc":"2.0","id":3,', PARSE_ERROR, None),
         ('[{"jsonrpc":"2.0","id":2,"method":"ping"}]', INVALID_REQUEST, None),

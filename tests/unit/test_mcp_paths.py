@@ -16,6 +16,9 @@ from typing import ClassVar
 import anyio
 import attrs
 import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
 from grooveseek.app import App
 from grooveseek.config import BestPracticeConfig, GrooveConfig, IndexConfig, LoadedConfig, ParsersConfig
 from grooveseek.index.guard import db_path_for
@@ -35,8 +38,6 @@ from grooveseek.registry import Registry
 from grooveseek.service import KBService
 from grooveseek.testing import FakeEmbedder
 from grooveseek.types import ParseContext, ParsedDocument, Section
-from mcp import Client
-from mcp.shared.exceptions import MCPError
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs Unix symlinks, hard links and FIFOs")
 
@@ -288,8 +289,9 @@ def test_case_insensitive_filesystem_cannot_widen_the_spelling(kb_service: KBSer
         ("outside.md", "Access denied: path is outside the knowledge base."),
     ],
 )
-def test_a_symlink_swapped_in_after_the_spelling_check_is_refused(kb_service: KBService, monkeypatch, target,
-                                                                  expected) -> None:  # fmt: skip
+def test_a_symlink_swapped_in_after_the_spelling_check_is_refused(
+    kb_service: KBService, monkeypatch, target, expected
+) -> None:
     """A race that replaces the file with a link between the spelling check and the open never
     returns the link's target (R2.23)."""
     kb = kb_service.app.kb
@@ -321,7 +323,9 @@ class BlobParser(Parser):
     chunker: ClassVar[str] = "whole"
 
     def parse(self, data: bytes, rel_path: str, ctx: ParseContext) -> ParsedDocument:
-        return ParsedDocument(sections=(Section(None, None, f"blob {rel_path}\n{BODY}"),), read_text="é" * 700_000)
+        return ParsedDocument(
+            sections=(Section(None, None, f"blob {rel_path}\n{BODY}"),), read_text="é" * 700_000
+        )
 
 
 def _blob_service(kb: Path, max_decompressed_size: int) -> KBService:
@@ -329,7 +333,9 @@ def _blob_service(kb: Path, max_decompressed_size: int) -> KBService:
         parsers=ParsersConfig(enabled=("md",)), index=IndexConfig(max_decompressed_size=max_decompressed_size)
     )
     service = make_service(kb, config)
-    registry = attrs.evolve(service.app.registry, parsers={**service.app.registry.parsers, "blob": BlobParser()})
+    registry = attrs.evolve(
+        service.app.registry, parsers={**service.app.registry.parsers, "blob": BlobParser()}
+    )
     app = attrs.evolve(service.app, registry=registry)
     service.close()
     return KBService(app)
@@ -379,7 +385,11 @@ def test_an_index_failure_is_not_a_not_found(tmp_path: Path) -> None:
             for call in (client.list_resources(), client.read_resource("kb://doc/a.md")):
                 with pytest.raises(MCPError) as info:
                     await call
-                assert info.value.code == -32603 and "No index found at" in info.value.message and "rebuild_index" in info.value.message
+                assert (
+                    info.value.code == -32603
+                    and "No index found at" in info.value.message
+                    and "rebuild_index" in info.value.message
+                )
 
     try:
         anyio.run(main)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+
 from grooveseek.config import BestPracticeConfig
 from grooveseek.mcp import run_tool, tools
 from grooveseek.mcp.resources import ResourceNotFound, list_topic_groups, read_resource
@@ -22,7 +23,6 @@ from grooveseek.mcp.schemas import TOOLS
 from grooveseek.search.request import SearchRequest
 from grooveseek.service import KBService
 from grooveseek.store.store import Store
-
 from tests.unit.mcp_kit import BODY, config, make_service, write_kb
 
 FILES = {
@@ -39,7 +39,9 @@ FILES = {
     "deep-dive/soil/overview.md": f"---\ntitle: Soil overview\n---\n\nSoil structure decides drainage{BODY}",
     "deep-dive/soil/tests/drainage.md": f"---\ntitle: Drainage\n---\n\nA drainage test digs a hole{BODY}",
     "deep-dive/soil/tests/ph/kits.md": f"---\ntitle: pH test kits\n---\n\nA pH kit measures acidity{BODY}",
-    "deep-dive/water/rain/barrels.md": f"---\ntitle: Rain barrels\ntopic: soil\n---\n\nRain barrels collect water{BODY}",
+    "deep-dive/water/rain/barrels.md": (
+        f"---\ntitle: Rain barrels\ntopic: soil\n---\n\nRain barrels collect water{BODY}"
+    ),
     "notes/seed-list.txt": f"Seed list for spring: beans, peas, carrots{BODY}",
     "stubs/pumpkins.md": "TBD\n",
     "best-practices/claude-code/PERFECT.md": (
@@ -50,7 +52,6 @@ FILES = {
     ".grooveignore": "drafts/\n",
 }
 TEMPLATES = ("missing/{target}.md", "best-practices/{target}/PERFECT.md")
-
 
 
 @pytest.fixture(scope="module")
@@ -71,17 +72,49 @@ def paths(answer: dict) -> list[str]:
 # -- schemas (R7.2, R7.4) ---------------------------------------------------------------------------
 def test_exactly_six_tools_with_the_spec_parameters() -> None:
     expected = {
-        "search": ("query", {"limit", "category", "topic", "rerank", "min_quality", "include_low_quality",
-                             "path_globs", "tags_any", "tags_all", "date_from", "date_to", "fields", "fields_not",
-                             "min_confidence_ratio", "mmr", "mmr_lambda", "mmr_same_doc_penalty",
-                             "parent_retriever"}),
+        "search": (
+            "query",
+            {
+                "limit",
+                "category",
+                "topic",
+                "rerank",
+                "min_quality",
+                "include_low_quality",
+                "path_globs",
+                "tags_any",
+                "tags_all",
+                "date_from",
+                "date_to",
+                "fields",
+                "fields_not",
+                "min_confidence_ratio",
+                "mmr",
+                "mmr_lambda",
+                "mmr_same_doc_penalty",
+                "parent_retriever",
+            },
+        ),
         "list_topics": (None, set()),
         "get_document": ("path", set()),
         "get_best_practice": ("target", {"category"}),
         "rebuild_index": (None, {"force"}),
-        "get_connection_graph": ("start", {"depth", "fan_out", "min_similarity", "seed_strategy", "dedup_by_path",
-                                           "category", "topic", "exclude_paths", "max_nodes", "max_seed_chunks"}),
-    }  # fmt: skip
+        "get_connection_graph": (
+            "start",
+            {
+                "depth",
+                "fan_out",
+                "min_similarity",
+                "seed_strategy",
+                "dedup_by_path",
+                "category",
+                "topic",
+                "exclude_paths",
+                "max_nodes",
+                "max_seed_chunks",
+            },
+        ),
+    }
     assert list(TOOLS) == list(expected)
     assert set(attrs.fields_dict(tools.SearchArgs)) == expected["search"][1]  # the function takes them all
     for name, (required, optional) in expected.items():
@@ -122,25 +155,71 @@ def test_schemas_have_plain_types_only() -> None:
         ("search", {}, 'search: missing required parameter "query"'),
         ("search", {"query": None}, 'search: missing required parameter "query"'),
         ("search", {"query": 3}, 'search: parameter "query" must be a string, got an integer'),
-        ("search", {"query": "x", "limit": "5"}, 'search: parameter "limit" must be an integer, got a string'),
-        ("search", {"query": "x", "limit": True}, 'search: parameter "limit" must be an integer, got a boolean'),
-        ("search", {"query": "x", "limit": 2.5}, 'search: parameter "limit" must be an integer, got a number'),
-        ("search", {"query": "x", "rerank": "yes"}, 'search: parameter "rerank" must be a boolean, got a string'),
-        ("search", {"query": "x", "min_quality": "high"}, 'search: parameter "min_quality" must be a number, got a string'),
-        ("search", {"query": "x", "tags_any": "a"}, 'search: parameter "tags_any" must be an array of strings, got a string'),
-        ("search", {"query": "x", "tags_any": [1]}, 'search: parameter "tags_any" must be an array of strings, got an array'),
-        ("search", {"query": "x", "fields": {"k": "v"}},
-         'search: parameter "fields" must be an object mapping each key to an array of strings, got an object'),
-        ("search", {"query": "x", "limt": 3}, ('search: unknown parameter "limt" (expected: query, limit, category, '
-         "topic, rerank, min_quality, include_low_quality, path_globs, tags_any, tags_all, date_from, date_to, "
-         "fields, fields_not, min_confidence_ratio, mmr, mmr_lambda, mmr_same_doc_penalty, parent_retriever)")),
+        (
+            "search",
+            {"query": "x", "limit": "5"},
+            'search: parameter "limit" must be an integer, got a string',
+        ),
+        (
+            "search",
+            {"query": "x", "limit": True},
+            'search: parameter "limit" must be an integer, got a boolean',
+        ),
+        (
+            "search",
+            {"query": "x", "limit": 2.5},
+            'search: parameter "limit" must be an integer, got a number',
+        ),
+        (
+            "search",
+            {"query": "x", "rerank": "yes"},
+            'search: parameter "rerank" must be a boolean, got a string',
+        ),
+        (
+            "search",
+            {"query": "x", "min_quality": "high"},
+            'search: parameter "min_quality" must be a number, got a string',
+        ),
+        (
+            "search",
+            {"query": "x", "tags_any": "a"},
+            'search: parameter "tags_any" must be an array of strings, got a string',
+        ),
+        (
+            "search",
+            {"query": "x", "tags_any": [1]},
+            'search: parameter "tags_any" must be an array of strings, got an array',
+        ),
+        (
+            "search",
+            {"query": "x", "fields": {"k": "v"}},
+            'search: parameter "fields" must be an object mapping each key to an '
+            "array of strings, got an object",
+        ),
+        (
+            "search",
+            {"query": "x", "limt": 3},
+            (
+                'search: unknown parameter "limt" (expected: query, limit, category, '
+                "topic, rerank, min_quality, include_low_quality, path_globs, tags_any, tags_all, date_from, "
+                "date_to, fields, fields_not, min_confidence_ratio, mmr, mmr_lambda, "
+                "mmr_same_doc_penalty, parent_retriever)"
+            ),
+        ),
         ("list_topics", {"x": 1}, 'list_topics: unknown parameter "x" (expected: no parameters)'),
         ("get_document", {}, 'get_document: missing required parameter "path"'),
-        ("rebuild_index", {"force": "true"}, 'rebuild_index: parameter "force" must be a boolean, got a string'),
-        ("get_connection_graph", {"start": "a.md", "depth": "2"},
-         'get_connection_graph: parameter "depth" must be an integer, got a string'),
+        (
+            "rebuild_index",
+            {"force": "true"},
+            'rebuild_index: parameter "force" must be a boolean, got a string',
+        ),
+        (
+            "get_connection_graph",
+            {"start": "a.md", "depth": "2"},
+            'get_connection_graph: parameter "depth" must be an integer, got a string',
+        ),
     ],
-)  # fmt: skip
+)
 def test_argument_errors_are_in_band(service: KBService, name: str, arguments: dict, message: str) -> None:
     assert run_tool(service, name, arguments) == {"error": message}
 
@@ -173,8 +252,12 @@ def test_limit_is_clamped(service: KBService) -> None:
 
 def test_category_and_topic(service: KBService) -> None:
     answer = tools.search(service, "soil", category="deep-dive", topic="soil", limit=20)
-    assert set(paths(answer)) == {"deep-dive/soil/overview.md", "deep-dive/soil/tests/drainage.md",
-                                  "deep-dive/soil/tests/ph/kits.md", "deep-dive/water/rain/barrels.md"}  # fmt: skip
+    assert set(paths(answer)) == {
+        "deep-dive/soil/overview.md",
+        "deep-dive/soil/tests/drainage.md",
+        "deep-dive/soil/tests/ph/kits.md",
+        "deep-dive/water/rain/barrels.md",
+    }
     assert answer["filter_applied"] == {"category": "deep-dive", "topic": "soil"}
 
 
@@ -204,20 +287,42 @@ def test_path_globs(service: KBService) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"path_globs": ()}, 'path_globs cannot be empty. Use null to disable, or ["**", "!a/**"] for exclude-only.'),
-        ({"path_globs": ("x",) * 65}, "path_globs has too many entries: 65 (max 64). Narrow the filter, or issue several calls."),
-        ({"path_globs": ("é" * 513,)}, "path_globs has an entry that is too large: 1026 bytes (max 1024 bytes)."),
-        ({"tags_any": ("t",) * 65}, "tags_any has too many entries: 65 (max 64). Narrow the filter, or issue several calls."),
-        ({"tags_all": ("t" * 1025,)}, "tags_all has an entry that is too large: 1025 bytes (max 1024 bytes)."),
-        ({"fields": {f"k{i}": ("v",) for i in range(65)}},
-         "fields has too many keys: 65 (max 64). Narrow the filter, or issue several calls."),
-        ({"fields_not": {"k": ("v",) * 65}},
-         "fields_not.k has too many values: 65 (max 64). Narrow the filter, or issue several calls."),
+        (
+            {"path_globs": ()},
+            'path_globs cannot be empty. Use null to disable, or ["**", "!a/**"] for exclude-only.',
+        ),
+        (
+            {"path_globs": ("x",) * 65},
+            "path_globs has too many entries: 65 (max 64). Narrow the filter, or issue several calls.",
+        ),
+        (
+            {"path_globs": ("é" * 513,)},
+            "path_globs has an entry that is too large: 1026 bytes (max 1024 bytes).",
+        ),
+        (
+            {"tags_any": ("t",) * 65},
+            "tags_any has too many entries: 65 (max 64). Narrow the filter, or issue several calls.",
+        ),
+        (
+            {"tags_all": ("t" * 1025,)},
+            "tags_all has an entry that is too large: 1025 bytes (max 1024 bytes).",
+        ),
+        (
+            {"fields": {f"k{i}": ("v",) for i in range(65)}},
+            "fields has too many keys: 65 (max 64). Narrow the filter, or issue several calls.",
+        ),
+        (
+            {"fields_not": {"k": ("v",) * 65}},
+            "fields_not.k has too many values: 65 (max 64). Narrow the filter, or issue several calls.",
+        ),
         ({"mmr": True, "mmr_lambda": 1.5}, "mmr_lambda out of range: 1.5 (must be 0.0..=1.0)"),
-        ({"mmr": True, "mmr_same_doc_penalty": -0.1}, "mmr_same_doc_penalty out of range: -0.1 (must be 0.0..=1.0)"),
+        (
+            {"mmr": True, "mmr_same_doc_penalty": -0.1},
+            "mmr_same_doc_penalty out of range: -0.1 (must be 0.0..=1.0)",
+        ),
         ({"mmr_lambda": math.nan}, "mmr_lambda out of range: nan (must be 0.0..=1.0)"),
     ],
-)  # fmt: skip
+)
 def test_search_bounds_are_refused_in_band(service: KBService, arguments: dict, message: str) -> None:
     assert tools.search(service, "garden", **arguments) == {"error": message}
 
@@ -228,8 +333,8 @@ def test_bad_glob_and_query_bounds(service: KBService) -> None:
     )
     long_query = "x" * 1025
     assert tools.search(service, long_query) == {
-        "error": "query is too large: 1025 bytes (max 1024 bytes). For long-form retrieval, slice the query or "
-        "use multiple smaller calls."
+        "error": "query is too large: 1025 bytes (max 1024 bytes). For long-form retrieval, slice the query "
+        "or use multiple smaller calls."
     }
     assert "error" in tools.search(service, "-tomatoes")  # R6.7: exclusions only
 
@@ -240,7 +345,9 @@ def test_tags_and_dates(service: KBService) -> None:
         "tags_all": ["garden", "soil"]
     }
     assert set(paths(tools.search(service, "garden", tags_any=("vegetables", "soil"), limit=20))) == {
-        "guides/compost.md", "guides/tomatoes.md"}  # fmt: skip
+        "guides/compost.md",
+        "guides/tomatoes.md",
+    }
     answer = tools.search(service, "garden", date_from="2026-01-01", limit=20)
     assert set(paths(answer)) == {"guides/tomatoes.md"} and answer["filter_applied"] == {
         "date_from": "2026-01-01"
@@ -265,8 +372,8 @@ def test_fields_are_refused_while_pending(tmp_path: Path) -> None:
     Store.open(svc.app.db).close()  # an empty index: no run has recorded the declared set
     try:
         assert tools.search(svc, "text", fields={"k": ("v",)}) == {
-            "error": "fields / fields_not are unavailable until groove index has recorded the declared field set; "
-            "run groove index"
+            "error": "fields / fields_not are unavailable until groove index has recorded the "
+            "declared field set; run groove index"
         }
     finally:
         svc.close()
@@ -341,20 +448,38 @@ def test_list_topics_groups_and_tree(service: KBService) -> None:
     leaf = []
     assert topics == [
         {"category": None, "topic": None, "file_count": 1, "titles": ["Home page"], "children": leaf},
-        {"category": "best-practices", "topic": "claude-code", "file_count": 1, "titles": [], "children": leaf},
-        {"category": "deep-dive", "topic": "soil", "file_count": 4,
-         "titles": ["Soil overview", "Drainage", "pH test kits", "Rain barrels"],
-         "children": [
-             # From the frontmatter-topic document's own path: not a directory under deep-dive/soil/.
-             {"segment": "rain", "file_count": 1, "children": leaf},
-             {"segment": "tests", "file_count": 2,
-              "children": [{"segment": "ph", "file_count": 1, "children": leaf}]},
-         ]},
-        {"category": "guides", "topic": None, "file_count": 2, "titles": ["Composting basics", "Growing tomatoes"],
-         "children": leaf},
+        {
+            "category": "best-practices",
+            "topic": "claude-code",
+            "file_count": 1,
+            "titles": [],
+            "children": leaf,
+        },
+        {
+            "category": "deep-dive",
+            "topic": "soil",
+            "file_count": 4,
+            "titles": ["Soil overview", "Drainage", "pH test kits", "Rain barrels"],
+            "children": [
+                # From the frontmatter-topic document's own path: not a directory under deep-dive/soil/.
+                {"segment": "rain", "file_count": 1, "children": leaf},
+                {
+                    "segment": "tests",
+                    "file_count": 2,
+                    "children": [{"segment": "ph", "file_count": 1, "children": leaf}],
+                },
+            ],
+        },
+        {
+            "category": "guides",
+            "topic": None,
+            "file_count": 2,
+            "titles": ["Composting basics", "Growing tomatoes"],
+            "children": leaf,
+        },
         {"category": "notes", "topic": None, "file_count": 1, "titles": ["seed list"], "children": leaf},
         {"category": "stubs", "topic": None, "file_count": 1, "titles": [], "children": leaf},
-    ]  # fmt: skip
+    ]
 
 
 # -- get_document (R7.12-R7.16) ---------------------------------------------------------------------
@@ -384,7 +509,10 @@ def test_get_document_metadata_rules(service: KBService) -> None:
 
 def test_get_document_refusals(service: KBService) -> None:
     assert tools.get_document(service, "nope.md") == {
-        "error": 'File not found: nope.md. Path should be relative to knowledge-base/ (e.g. "deep-dive/mcp/overview.md").'
+        "error": (
+            "File not found: nope.md. Path should be relative to knowledge-base/ "
+            '(e.g. "deep-dive/mcp/overview.md").'
+        )
     }
     assert tools.get_document(service, "index.html") == {
         "error": 'Access denied: extension "html" is not in the indexed parser registry. Allowed: [md, txt]'
@@ -419,16 +547,16 @@ def test_best_practice_section(service: KBService) -> None:
 def test_best_practice_not_found_hides_the_probed_paths(service: KBService, target: str) -> None:
     assert tools.get_best_practice(service, target) == {
         "error": f"Best-practices document for target '{target}' not found (2 templates tried). Check "
-        "[best_practice].path_templates in groove.toml, or run the server with GROOVE_LOG=grooveseek=debug to see "
-        "which paths were probed."
+        "[best_practice].path_templates in groove.toml, or run the server with GROOVE_LOG=grooveseek=debug "
+        "to see which paths were probed."
     }
 
 
 def test_best_practice_not_configured(tmp_path: Path) -> None:
     svc = make_service(write_kb(tmp_path, {"a.md": "x"}), config())
     assert tools.get_best_practice(svc, "claude-code") == {
-        "error": "get_best_practice is not configured. Add [best_practice].path_templates to groove.toml (for "
-        'example: path_templates = ["best-practices/{target}/PERFECT.md"]) to enable this tool.'
+        "error": "get_best_practice is not configured. Add [best_practice].path_templates to groove.toml "
+        '(for example: path_templates = ["best-practices/{target}/PERFECT.md"]) to enable this tool.'
     }
 
 
@@ -459,14 +587,27 @@ def test_connection_graph(service: KBService) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"start": "nope.md"}, ("get_connection_graph failed: document not found (no chunks for path): nope.md. "
-         "Run groove index to (re)index the knowledge base.")),
-        ({"start": "index.md", "seed_strategy": "random"},
-         "get_connection_graph failed: unknown seed_strategy 'random' (expected 'all_chunks' or 'centroid')"),
-        ({"start": "index.md", "exclude_paths": ("x",) * 65}, ("get_connection_graph failed: exclude_paths has too "
-         "many entries: 65 (max 64). Narrow the filter, or issue several calls.")),
+        (
+            {"start": "nope.md"},
+            (
+                "get_connection_graph failed: document not found (no chunks for path): nope.md. "
+                "Run groove index to (re)index the knowledge base."
+            ),
+        ),
+        (
+            {"start": "index.md", "seed_strategy": "random"},
+            "get_connection_graph failed: unknown seed_strategy 'random' "
+            "(expected 'all_chunks' or 'centroid')",
+        ),
+        (
+            {"start": "index.md", "exclude_paths": ("x",) * 65},
+            (
+                "get_connection_graph failed: exclude_paths has too "
+                "many entries: 65 (max 64). Narrow the filter, or issue several calls."
+            ),
+        ),
     ],
-)  # fmt: skip
+)
 def test_connection_graph_refusals(service: KBService, arguments: dict, message: str) -> None:
     start = arguments.pop("start")
     assert tools.get_connection_graph(service, start, **arguments) == {"error": message}
@@ -485,8 +626,14 @@ def test_connection_graph_accepts_both_spellings_of_all_chunks(service: KBServic
 def test_resource_listing_and_topic_read(service: KBService) -> None:
     groups = list_topic_groups(service)
     assert [(g.prefix, g.documents) for g in groups] == [
-        ("", 1), ("best-practices/claude-code", 1), ("deep-dive/soil", 3), ("deep-dive/water", 1), ("guides", 2),
-        ("notes", 1), ("stubs", 1)]  # fmt: skip
+        ("", 1),
+        ("best-practices/claude-code", 1),
+        ("deep-dive/soil", 3),
+        ("deep-dive/water", 1),
+        ("guides", 2),
+        ("notes", 1),
+        ("stubs", 1),
+    ]
     assert groups[0].uri == "kb://topic/"
     assert read_resource(service, "kb://topic/").text == "# (root)\n\n- [Home page](kb://doc/index.md)\n"
     assert read_resource(service, "kb://topic/guides").text == (
@@ -499,7 +646,13 @@ def test_resource_listing_and_topic_read(service: KBService) -> None:
         read_resource(service, "kb://topic/stubs").text
         == "# stubs\n\n- [stubs/pumpkins.md](kb://doc/stubs/pumpkins.md)\n"
     )
-    for bad in ("kb://topic/drafts", "kb://topic/deep-dive", "kb://topic/a/b/c", "kb://topic/..", "kb://other/x",
-                "kb://topic/%zz"):  # fmt: skip
+    for bad in (
+        "kb://topic/drafts",
+        "kb://topic/deep-dive",
+        "kb://topic/a/b/c",
+        "kb://topic/..",
+        "kb://other/x",
+        "kb://topic/%zz",
+    ):
         with pytest.raises(ResourceNotFound):
             read_resource(service, bad)

@@ -7,14 +7,15 @@ import logging
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from grooveseek.console import OncePerProcess
 from grooveseek.search import mmr
 from grooveseek.search.mmr import TIE_TOLERANCE, cosine, mmr_order, mmr_select, normalise_relevance
 from grooveseek.search.request import MmrSettings
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.types import Chunk
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def _rec(path: str) -> DocumentRecord:
@@ -34,7 +35,8 @@ def _add(store: Store, path: str, vectors: list[list[float]]) -> list[int]:
     chunks = [Chunk(i, f"h{i}", 2, f"{path} chunk {i}", 4) for i in range(len(vectors))]
     store.replace_document(_rec(path), chunks, np.array(vectors, dtype=np.float32))
     rows = store.conn.execute(
-        "select c.id from chunks c join documents d on d.id = c.document_id where d.path = ? order by c.chunk_index",
+        "select c.id from chunks c join documents d on d.id = c.document_id where "
+        "d.path = ? order by c.chunk_index",
         (path,),
     )
     return [r[0] for r in rows]

@@ -6,6 +6,7 @@ import logging
 
 import attrs
 import pytest
+
 from grooveseek.search.parent import expand, row_cap
 from grooveseek.search.pipeline import run_search
 from grooveseek.search.request import ParentSettings, SearchRequest
@@ -34,7 +35,8 @@ def _add(store: Store, path: str, chunks: list[Chunk]) -> list[int]:
     rec = DocumentRecord(path, "md", "T", False, "topic", False, None, None, ("x",), "2024-01-01", "h", 1)
     store.replace_document(rec, chunks, EMB.embed_documents([c.content for c in chunks]))
     rows = store.conn.execute(
-        "select c.id from chunks c join documents d on d.id = c.document_id where d.path = ? order by c.chunk_index",
+        "select c.id from chunks c join documents d on d.id = c.document_id where "
+        "d.path = ? order by c.chunk_index",
         (path,),
     )
     return [r[0] for r in rows]
@@ -44,10 +46,19 @@ def _expand(store: Store, chunk_id: int, settings: ParentSettings = DEFAULT) -> 
     """(the hit as search builds it, the expanded hit)."""
     row = store.hit_rows([chunk_id])[chunk_id]
     hit = Hit(
-        chunk_id=row.chunk_id, score=0.0321, path=row.path, title=row.title, heading=row.heading,
-        topic=row.topic, date=row.date, tags=row.tags, content=row.content, start_line=row.start_line,
-        end_line=row.end_line, symbol_kind=row.symbol_kind,
-    )  # fmt: skip
+        chunk_id=row.chunk_id,
+        score=0.0321,
+        path=row.path,
+        title=row.title,
+        heading=row.heading,
+        topic=row.topic,
+        date=row.date,
+        tags=row.tags,
+        content=row.content,
+        start_line=row.start_line,
+        end_line=row.end_line,
+        symbol_kind=row.symbol_kind,
+    )
     return hit, expand(store, hit, row, settings)
 
 
@@ -212,10 +223,14 @@ def test_a_vanished_chunk_leaves_the_hit_as_it_was(store):
 
 
 def test_spans_are_computed_on_the_expanded_content(store):
-    _add(store, "guide.md", [
-        _chunk(0, 5, content="Install the toolchain first."),
-        _chunk(1, 5, content="Then configure the zebra option."),
-    ])  # fmt: skip
+    _add(
+        store,
+        "guide.md",
+        [
+            _chunk(0, 5, content="Install the toolchain first."),
+            _chunk(1, 5, content="Then configure the zebra option."),
+        ],
+    )
     off = run_search(store, EMB, SearchRequest("zebra", limit=1))
     on = run_search(store, EMB, SearchRequest("zebra", limit=1, parent=DEFAULT))
     plain, expanded = off.results[0], on.results[0]

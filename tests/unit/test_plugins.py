@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from grooveseek import hookspecs
 from grooveseek.config import GrooveConfig
 from grooveseek.errors import PluginLoadError
@@ -63,7 +64,12 @@ def site(tmp_path, monkeypatch):
 
 
 def _parser_dist(site, dist, pid, module, *, api=1, src=None):
-    _dist(site, dist, {"grooveseek.parsers": {pid: module}}, {module: src or PARSER_SRC.format(pid=pid, api=api)})
+    _dist(
+        site,
+        dist,
+        {"grooveseek.parsers": {pid: module}},
+        {module: src or PARSER_SRC.format(pid=pid, api=api)},
+    )
 
 
 def test_only_enabled_plugins_are_imported(site):
@@ -98,10 +104,16 @@ def test_broken_disabled_plugin_is_never_imported(site):
 
 
 def test_id_must_equal_entry_point_name(site):
-    _dist(site, "fake-liar", {"grooveseek.parsers": {"lie": "fakeplug_lie"}},
-          {"fakeplug_lie": PARSER_SRC.format(pid="truth", api=1)})  # fmt: skip
+    _dist(
+        site,
+        "fake-liar",
+        {"grooveseek.parsers": {"lie": "fakeplug_lie"}},
+        {"fakeplug_lie": PARSER_SRC.format(pid="truth", api=1)},
+    )
     plugins = load_plugins(PluginSelection(parsers=("lie",)))
-    with pytest.raises(PluginLoadError, match="registered parser id 'truth', but its entry point is named 'lie'"):
+    with pytest.raises(
+        PluginLoadError, match="registered parser id 'truth', but its entry point is named 'lie'"
+    ):
         Registry.build(plugins, GrooveConfig())
 
 
@@ -117,8 +129,12 @@ def test_api_version_mismatch_is_refused(site):
 
 def test_id_differing_only_in_case_is_refused(site):
     # Lookups use the lowercase entry-point name, so "WID" would be accepted and never matched.
-    _dist(site, "fake-wid", {"grooveseek.parsers": {"wid": "fakeplug_wid"}},
-          {"fakeplug_wid": PARSER_SRC.format(pid="WID", api=1)})  # fmt: skip
+    _dist(
+        site,
+        "fake-wid",
+        {"grooveseek.parsers": {"wid": "fakeplug_wid"}},
+        {"fakeplug_wid": PARSER_SRC.format(pid="WID", api=1)},
+    )
     plugins = load_plugins(PluginSelection(parsers=("wid",)))
     with pytest.raises(PluginLoadError) as err:
         Registry.build(plugins, GrooveConfig())
@@ -147,8 +163,12 @@ def test_entry_point_cannot_register_through_another_groups_hook(site):
 
 
 def test_check_selected_reads_metadata_only(site):
-    _dist(site, "fake-emb", {"grooveseek.embedders": {"emb-x": "fakeplug_emb"}},
-          {"fakeplug_emb": "raise RuntimeError('must not be imported')\n"})  # fmt: skip
+    _dist(
+        site,
+        "fake-emb",
+        {"grooveseek.embedders": {"emb-x": "fakeplug_emb"}},
+        {"fakeplug_emb": "raise RuntimeError('must not be imported')\n"},
+    )
     check_selected(PluginSelection(parsers=("md",), embedder="emb-x"))
     assert "fakeplug_emb" not in sys.modules
     with pytest.raises(MissingPluginError) as err:
@@ -188,8 +208,15 @@ def test_report_reads_metadata_without_importing(site):
     _parser_dist(site, "fake-aaa", "aaa", "fakeplug_aaa")
     rows = plugin_report(PluginSelection(parsers=("md",)))
     row = next(r for r in rows if r["id"] == "aaa")
-    assert row == {"group": "parsers", "id": "aaa", "module": "fakeplug_aaa", "distribution": "fake-aaa",
-                   "version": "1.0", "enabled": False, "loaded": False}  # fmt: skip
+    assert row == {
+        "group": "parsers",
+        "id": "aaa",
+        "module": "fakeplug_aaa",
+        "distribution": "fake-aaa",
+        "version": "1.0",
+        "enabled": False,
+        "loaded": False,
+    }
     assert "fakeplug_aaa" not in sys.modules
 
 

@@ -15,6 +15,7 @@ import attrs
 import numpy as np
 import pytest
 from click.testing import CliRunner
+
 from grooveseek.cli import cli
 from grooveseek.config.model import GrooveConfig, IndexConfig, ParsersConfig
 from grooveseek.errors import ModelError, ParseError
@@ -29,7 +30,9 @@ from grooveseek.testing import FakeEmbedder
 from grooveseek.types import IndexSummary, ParseContext, ParsedDocument, Section
 
 BODY = "with enough words in it to pass the quality filter of the index easily"
-FILES = {f"notes/n{i}.txt": f"Note {i} {BODY}.\n\nA second paragraph about topic {i} {BODY}.\n" for i in range(4)}
+FILES = {
+    f"notes/n{i}.txt": f"Note {i} {BODY}.\n\nA second paragraph about topic {i} {BODY}.\n" for i in range(4)
+}
 
 
 class Policy(Parser):
@@ -39,8 +42,15 @@ class Policy(Parser):
     id: ClassVar[str] = "txt"
     chunker: ClassVar[str] = "sections"
 
-    def __init__(self, inner: Parser, version: str, *, split: bool = False, fail: Sequence[str] = (),
-                 empty: Sequence[str] = ()) -> None:  # fmt: skip
+    def __init__(
+        self,
+        inner: Parser,
+        version: str,
+        *,
+        split: bool = False,
+        fail: Sequence[str] = (),
+        empty: Sequence[str] = (),
+    ) -> None:
         self.inner = inner
         self.policy_version = version  # type: ignore[misc]
         self.split = split
@@ -55,7 +65,9 @@ class Policy(Parser):
             return attrs.evolve(doc, sections=())
         if self.split:
             paragraphs = [p.strip() for p in doc.read_text.split("\n\n") if p.strip()]
-            doc = attrs.evolve(doc, sections=tuple(Section(heading=None, level=None, text=p) for p in paragraphs))
+            doc = attrs.evolve(
+                doc, sections=tuple(Section(heading=None, level=None, text=p) for p in paragraphs)
+            )
         return doc
 
 
@@ -77,10 +89,15 @@ class KB:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
 
-    def run(self, version: str = "1", *, embedder: FakeEmbedder | None = None, progress: bool = False,
-            **policy) -> IndexSummary:  # fmt: skip
-        config = GrooveConfig(kb_path=str(self.root), model="fake", parsers=ParsersConfig(enabled=("txt",)),
-                             index=IndexConfig(max_text_file_size=self.text_cap))  # fmt: skip
+    def run(
+        self, version: str = "1", *, embedder: FakeEmbedder | None = None, progress: bool = False, **policy
+    ) -> IndexSummary:
+        config = GrooveConfig(
+            kb_path=str(self.root),
+            model="fake",
+            parsers=ParsersConfig(enabled=("txt",)),
+            index=IndexConfig(max_text_file_size=self.text_cap),
+        )
         registry = Registry.build(load_plugins(PluginSelection(parsers=("txt",))), config)
         registry.parsers["txt"] = Policy(registry.parsers["txt"], version, **policy)
         embedder = embedder or self.embedder
@@ -134,7 +151,9 @@ def kb(tmp_path: Path) -> KB:
 def test_same_output_under_a_new_policy_is_re_read_without_re_embedding(kb: KB) -> None:
     calls = kb.embedder.calls
     summary = kb.run("2")
-    assert kb.rereading() == ["Re-reading 4 unchanged document(s) whose parser changed how it splits them: txt"]
+    assert kb.rereading() == [
+        "Re-reading 4 unchanged document(s) whose parser changed how it splits them: txt"
+    ]
     assert kb.embedder.calls == calls  # identical chunks: metadata refreshed, nothing embedded
     assert summary.updated == 4 and summary.skipped == 0
     assert kb.policy() == "2"
@@ -153,7 +172,9 @@ def test_a_new_split_rewrites_the_chunks(kb: KB) -> None:
 def test_only_unchanged_files_are_counted_in_the_announcement(kb: KB) -> None:
     kb.write({"notes/n0.txt": f"Changed note {BODY}.\n"})
     kb.run("2")
-    assert kb.rereading() == ["Re-reading 3 unchanged document(s) whose parser changed how it splits them: txt"]
+    assert kb.rereading() == [
+        "Re-reading 3 unchanged document(s) whose parser changed how it splits them: txt"
+    ]
 
 
 def test_no_chunks_under_the_new_policy_removes_the_row(kb: KB) -> None:
@@ -205,7 +226,9 @@ def test_a_failed_run_writes_neither_marks_nor_the_version(kb: KB) -> None:
 def test_the_announcement_survives_progress_mode(kb: KB) -> None:
     """R4.38: the pass is announced unless --quiet; --progress only replaces the per-file lines."""
     kb.run("2", progress=True)
-    assert kb.rereading() == ["Re-reading 4 unchanged document(s) whose parser changed how it splits them: txt"]
+    assert kb.rereading() == [
+        "Re-reading 4 unchanged document(s) whose parser changed how it splits them: txt"
+    ]
     assert not any(line.startswith("  indexed:") for line in kb.lines)
 
 
@@ -214,6 +237,8 @@ def test_a_renamed_file_is_re_read_by_the_pass_not_marked(kb: KB) -> None:
     (kb.root / "notes" / "n1.txt").rename(kb.root / "notes" / "renamed.txt")
     summary = kb.run("2", split=True)
     assert summary.renamed == 1
-    assert kb.rereading() == ["Re-reading 4 unchanged document(s) whose parser changed how it splits them: txt"]
+    assert kb.rereading() == [
+        "Re-reading 4 unchanged document(s) whose parser changed how it splits them: txt"
+    ]
     digest, chunks = kb.rows()["notes/renamed.txt"]
     assert digest != AWAITING_REPARSE and chunks == 2

@@ -38,7 +38,9 @@ def test_quoted_phrase_with_doubled_quote_and_unterminated_quote():
     assert compile_query('"unterminated rust').positive == ("unterminated", "rust")
 
 
-@pytest.mark.parametrize(("group", "excl"), [("-async", True), ("-", False), ("---", False), ("--x", False), ("-x", True)])
+@pytest.mark.parametrize(
+    ("group", "excl"), [("-async", True), ("-", False), ("---", False), ("--x", False), ("-x", True)]
+)
 def test_exclusion_groups(group, excl):
     assert is_exclusion(group) is excl
 
@@ -98,7 +100,9 @@ from hypothesis import strategies as st  # noqa: E402
 
 from grooveseek.search.query import PHRASE_CAP, TRIGRAM_FLOOR  # noqa: E402
 
-QUERY_CHARS = st.sampled_from(list("ab xyz-_\"'*():^東京都の天気をコピー方法ランキング。、!?\t0123") + ["\x00"])
+QUERY_CHARS = st.sampled_from(
+    list("ab xyz-_\"'*():^東京都の天気をコピー方法ランキング。、!?\t0123") + ["\x00"]
+)
 queries = st.text(alphabet=QUERY_CHARS, max_size=60)
 
 _FTS = apsw.Connection(":memory:")

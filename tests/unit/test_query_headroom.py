@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from grooveseek.eval.golden import GoldenSet, parse_golden
 from grooveseek.search.query import PHRASE_CAP, compile_query
 

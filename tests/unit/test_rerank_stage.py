@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+
 from grooveseek.config.model import GrooveConfig
 from grooveseek.errors import ConfigError, ModelError, RerankError
 from grooveseek.interfaces import Reranker
@@ -147,10 +148,16 @@ def store(tmp_path):
     s.ensure_vec_table(16)
     for d, topic in enumerate(TOPICS):
         chunks = [
-            Chunk(i, f"{topic} part {i}", 2, f"{topic} fruit notes number {d * 10 + i} about {topic} storage",
-                  12, context=f"{topic.title()} guide > part {i}")
+            Chunk(
+                i,
+                f"{topic} part {i}",
+                2,
+                f"{topic} fruit notes number {d * 10 + i} about {topic} storage",
+                12,
+                context=f"{topic.title()} guide > part {i}",
+            )
             for i in range(10)
-        ]  # fmt: skip
+        ]
         vectors = emb.embed_documents([f"{c.context}\n\n{c.content}" for c in chunks])
         rec = DocumentRecord(
             f"fruit/{topic}.md", "md", topic, False, None, False, "fruit", None, (), None, "h", 1

@@ -16,6 +16,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 import pytest
+
 from grooveseek.app import App, build_app
 from grooveseek.config.model import GrooveConfig, LoadedConfig
 from grooveseek.errors import ModelError, SearchError
@@ -126,7 +127,7 @@ def start_held_rebuild(service: KBService, embedder: ControlledEmbedder, hold_at
     def run() -> None:
         try:
             outcome["summary"] = service.rebuild()
-        except BaseException as exc:  # noqa: BLE001 - handed to the asserting thread
+        except BaseException as exc:
             outcome["error"] = exc
 
     thread = threading.Thread(target=run)
@@ -148,7 +149,7 @@ def test_readers_progress_and_see_each_commit_while_a_rebuild_is_held(service, k
         try:
             for _ in range(5):
                 results.append(service.search(SearchRequest("fruit salad note", limit=10)))
-        except BaseException as exc:  # noqa: BLE001 - handed to the asserting thread
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=searcher) for _ in range(8)]
@@ -214,7 +215,7 @@ def test_a_failure_inside_a_file_transaction_rolls_that_file_back(service, kb, e
     with service.reader() as store:
         ids_before = store.conn.execute("select id from chunks order by id").fetchall()
     write_notes(kb, "v2", names=[0], extra="BADDIM")
-    with pytest.raises(apsw.SQLError, match="[Dd]imension"):
+    with pytest.raises(apsw.SQLError, match=r"[Dd]imension"):
         service.rebuild()
     with service.reader() as store:
         assert store.conn.execute("select id from chunks order by id").fetchall() == ids_before
@@ -435,7 +436,7 @@ def test_eight_threads_search_while_a_real_rebuild_runs(real_app: App) -> None:
                 warm.wait(WAIT * 4)
                 while rebuild.is_alive():  # and more while it embeds and commits for real
                     answers.append(service.search(SearchRequest(queries[k % 4], limit=5)))
-            except BaseException as exc:  # noqa: BLE001 - handed to the asserting thread
+            except BaseException as exc:
                 errors.append(exc)
                 warm.abort()
 

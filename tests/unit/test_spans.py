@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 
-from grooveseek.search.query import compile_query
-from grooveseek.search.spans import MAX_CONTENT_BYTES, _merge, match_spans
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from grooveseek.search.query import compile_query
+from grooveseek.search.spans import MAX_CONTENT_BYTES, _merge, match_spans
 
 # A small alphabet so terms actually occur, mixed with multi-byte characters (2, 3 and 4 UTF-8
 # bytes) so byte offsets and character offsets diverge.
@@ -17,7 +18,7 @@ TERMS = st.lists(TERM, min_size=1, max_size=12)
 
 
 def _oracle_first(content: str, term: str) -> tuple[int, int] | None:
-    """Where ``term`` first occurs, case-insensitively for ASCII, in byte offsets (independent of spans.py)."""
+    """Where ``term`` first occurs, ASCII case-insensitively, in byte offsets (independent of spans.py)."""
     raw = content.encode("utf-8")
     low = bytes(b + 32 if 65 <= b <= 90 else b for b in raw)
     needle = bytes(b + 32 if 65 <= b <= 90 else b for b in term.encode("ascii"))

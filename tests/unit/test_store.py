@@ -12,15 +12,28 @@ from grooveseek.types import Chunk, SearchFilters
 
 
 def _rec(path: str, digest: str = "h", **kw) -> DocumentRecord:
-    base = dict(parser_id="md", title=None, title_from_filename=False, topic=None, topic_from_frontmatter=False,
-                category=path.split("/")[0] if "/" in path else None, depth=None, tags=(), date=None,
-                content_hash=digest, size_bytes=10)  # fmt: skip
+    base = dict(
+        parser_id="md",
+        title=None,
+        title_from_filename=False,
+        topic=None,
+        topic_from_frontmatter=False,
+        category=path.split("/")[0] if "/" in path else None,
+        depth=None,
+        tags=(),
+        date=None,
+        content_hash=digest,
+        size_bytes=10,
+    )
     base.update(kw)
     return DocumentRecord(path=path, **base)
 
 
 def _chunks(*texts: str) -> list[Chunk]:
-    return [Chunk(chunk_index=i, heading=f"h{i}", level=2, content=t, token_count=len(t) // 4) for i, t in enumerate(texts)]
+    return [
+        Chunk(chunk_index=i, heading=f"h{i}", level=2, content=t, token_count=len(t) // 4)
+        for i, t in enumerate(texts)
+    ]
 
 
 def _vecs(n: int, dim: int = 4, seed: int = 0) -> np.ndarray:
@@ -64,7 +77,9 @@ def test_newer_schema_is_refused(tmp_path):
 def test_foreign_database_is_refused_naming_the_file(tmp_path):
     db = tmp_path / ".groove.db"
     conn = apsw.Connection(str(db))
-    conn.execute("create table index_meta(key text, value text); insert into index_meta values ('producer','kb-mcp')")
+    conn.execute(
+        "create table index_meta(key text, value text); insert into index_meta values ('producer','kb-mcp')"
+    )
     conn.close()
     with pytest.raises(StoreError) as err:
         Store.open(db)
@@ -93,7 +108,7 @@ def test_replace_document_writes_rows_fts_and_vectors_atomically(store):
 def test_a_failed_write_leaves_nothing_behind(store):
     with pytest.raises(ValueError):
         store.replace_document(_rec("a.md"), _chunks("one", "two"), _vecs(1))
-    with pytest.raises(Exception):
+    with pytest.raises(apsw.SQLError):
         store.replace_document(_rec("a.md"), _chunks("one"), np.zeros((1, 7), np.float32))  # wrong dimension
     assert store.counts() == (0, 0)
     assert store.conn.execute("select count(*) from fts_chunks").fetchall()[0][0] == 0
@@ -126,7 +141,9 @@ def test_filters_in_the_fts_leg(store):
 
 def test_heading_weight_changes_bm25_order(store):
     store.replace_document(_rec("a.md"), [Chunk(0, "zebra", 2, "plain words only", 4)], _vecs(1))
-    store.replace_document(_rec("b.md"), [Chunk(0, "other", 2, "zebra zebra appears in the body", 8)], _vecs(1, seed=3))
+    store.replace_document(
+        _rec("b.md"), [Chunk(0, "other", 2, "zebra zebra appears in the body", 8)], _vecs(1, seed=3)
+    )
     heading_first = store.fts_candidates('"zebra"', 10, (50.0, 1.0, 1.0), SearchFilters())
     body_first = store.fts_candidates('"zebra"', 10, (0.0, 1.0, 50.0), SearchFilters())
     assert heading_first != body_first

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import apsw
 import pytest
+
 from grooveseek.errors import StoreError
 from grooveseek.index.guard import open_for_index
 from grooveseek.store.store import SCHEMA_VERSION, Store, remove_index_files
-
 from tests.conftest import IndexedKB
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from grooveseek.errors import ParseError
 from grooveseek.interfaces import Embedder, Parser
 from grooveseek.testing import (

@@ -127,4 +127,6 @@ def test_raw_text_keeps_line_endings_and_drops_only_the_bom() -> None:
 
     assert raw_text(b"\xef\xbb\xbfa\r\nb\rc\n") == "a\r\nb\rc\n"
     assert raw_text("日本\r\n".encode()) == "日本\r\n"
-    assert raw_text(b"\xef\xbb\xbf\xef\xbb\xbfx") == "\ufeffx"  # one BOM is an encoding mark, a second is text
+    assert (
+        raw_text(b"\xef\xbb\xbf\xef\xbb\xbfx") == "\ufeffx"
+    )  # one BOM is an encoding mark, a second is text

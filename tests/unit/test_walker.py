@@ -76,8 +76,16 @@ def test_is_lock_file(name: str, lock: bool) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    [".groove.db", ".groove.db-wal", ".groove.db.replace-lock", ".grooveignore", "groove-schema.toml",
-     ".groove-eval.yml", ".groove-eval-history.json", "Groove-Schema.TOML"],
+    [
+        ".groove.db",
+        ".groove.db-wal",
+        ".groove.db.replace-lock",
+        ".grooveignore",
+        "groove-schema.toml",
+        ".groove-eval.yml",
+        ".groove-eval-history.json",
+        "Groove-Schema.TOML",
+    ],
 )
 def test_reserved_names(name: str) -> None:
     assert is_reserved_name(name)
@@ -119,8 +127,17 @@ def test_lock_files_skipped_silently(tmp_path: Path) -> None:
 
 
 def test_reserved_names_never_collected(tmp_path: Path) -> None:
-    _touch(tmp_path, ".grooveignore", "groove-schema.toml", ".groove-eval.yml",
-           ".groove-eval-history.json", ".groove.db", ".groove.db-wal", "groove.toml", "ok.yml")
+    _touch(
+        tmp_path,
+        ".grooveignore",
+        "groove-schema.toml",
+        ".groove-eval.yml",
+        ".groove-eval-history.json",
+        ".groove.db",
+        ".groove.db-wal",
+        "groove.toml",
+        "ok.yml",
+    )
     rels = _rels(tmp_path, _policy(exts=("toml", "yml", "json", "db", "db-wal", "grooveignore")))
     assert rels == ["groove.toml", "ok.yml"]
 
@@ -151,8 +168,16 @@ def test_exclude_dirs_whole_name_only(tmp_path: Path) -> None:
 
 
 def test_user_list_replaces_defaults_but_fail_safe_stays(tmp_path: Path) -> None:
-    _touch(tmp_path, ".obsidian/a.md", "target/b.md", ".git/c.md", ".svn/d.md", "node_modules/e.md",
-           "Node_Modules/f.md", "ok.md")
+    _touch(
+        tmp_path,
+        ".obsidian/a.md",
+        "target/b.md",
+        ".git/c.md",
+        ".svn/d.md",
+        "node_modules/e.md",
+        "Node_Modules/f.md",
+        "ok.md",
+    )
     assert _rels(tmp_path, _policy(exclude_dirs=())) == [".obsidian/a.md", "ok.md", "target/b.md"]
 
 
@@ -296,9 +321,20 @@ def test_rule_matches_the_path_itself_whatever_the_regex_backtracking_order() ->
 
 
 def test_spec_examples(tmp_path: Path) -> None:
-    _touch(tmp_path, "drafts/a.md", "x/drafts/b.md", "c.tmp.md", "sub/d.tmp.md", "archive/e.md",
-           "archive/deep/f.md", "notes/g.md", "notes/keep.md", "notes/sub/h.md", "other/notes/i.md",
-           "ok.md")
+    _touch(
+        tmp_path,
+        "drafts/a.md",
+        "x/drafts/b.md",
+        "c.tmp.md",
+        "sub/d.tmp.md",
+        "archive/e.md",
+        "archive/deep/f.md",
+        "notes/g.md",
+        "notes/keep.md",
+        "notes/sub/h.md",
+        "other/notes/i.md",
+        "ok.md",
+    )
     rules = _rules("drafts/\n*.tmp.md\narchive/**\nnotes/*.md\n!notes/keep.md\n")
     rels = _rels(tmp_path, _policy(ignore=rules))
     assert rels == ["notes/keep.md", "notes/sub/h.md", "ok.md", "other/notes/i.md"]
@@ -474,9 +510,22 @@ def test_only_root_grooveignore_is_read(tmp_path: Path) -> None:
 
 
 def test_collects_agrees_with_the_walk(tmp_path: Path) -> None:
-    rels = ["a.md", "drafts/x.md", "Build/y.md", "notes/keep.md", "notes/n.md", "archive/keep.md",
-            "archive/sub/z.md", "d/~$lock.md", "d/.grooveignore", "d/.groove.db", "d/t.txt",
-            "ΟΣ/s.md", ".git/g.md", "deep/er/est.MD"]
+    rels = [
+        "a.md",
+        "drafts/x.md",
+        "Build/y.md",
+        "notes/keep.md",
+        "notes/n.md",
+        "archive/keep.md",
+        "archive/sub/z.md",
+        "d/~$lock.md",
+        "d/.grooveignore",
+        "d/.groove.db",
+        "d/t.txt",
+        "ΟΣ/s.md",
+        ".git/g.md",
+        "deep/er/est.MD",
+    ]
     _touch(tmp_path, *rels)
     rules = _rules("drafts/\nnotes/*.md\n!notes/keep.md\narchive/**\n!archive/keep.md\nος/\n")
     policy = _policy(exclude_dirs=("build",), ignore=rules)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+
 from grooveseek.app import App
 from grooveseek.config.model import GrooveConfig, IndexConfig, LoadedConfig
 from grooveseek.index import watcher as watcher_module
@@ -66,14 +67,15 @@ class Served:
                 "select d.path, group_concat(c.content, '|') from documents d "
                 "join chunks c on c.document_id = d.id group by d.path"
             ).fetchall()
-        return {path: text for path, text in rows}
+        return dict(rows)
 
     def chunk_ids(self, path: str) -> list[int]:
         with self.service.reader() as store:
             rows = store.conn.execute(
                 "select c.id from chunks c join documents d on d.id = c.document_id where d.path = ? "
-                "order by c.chunk_index", (path,)
-            ).fetchall()  # fmt: skip
+                "order by c.chunk_index",
+                (path,),
+            ).fetchall()
         return [r[0] for r in rows]
 
     def settle(self, predicate: Callable[[dict[str, str]], bool]) -> dict[str, str]:
@@ -173,7 +175,7 @@ def test_a_directory_moved_in_brings_its_files_but_excluded_ones_stay_out(
 
 
 def test_burst_of_200_changes_ends_in_the_right_state(served: Served) -> None:
-    expected: dict[str, str] = {p: t for p, t in served.docs().items()}
+    expected: dict[str, str] = dict(served.docs().items())
     for i in range(120):  # 120 creates
         write(served.kb, f"burst/{i // 10}/n{i}.md", note(f"N{i}", f"version one of note {i}"))
         expected[f"burst/{i // 10}/n{i}.md"] = f"version one of note {i}"
@@ -269,7 +271,8 @@ def test_queue_full_drops_the_batch_with_the_spec_warning(tmp_path: Path) -> Non
     assert not watcher.offer(PathChanges(frozenset({"one-too-many.md"})))
     assert logs == [QUEUE_FULL_MESSAGE]
     assert QUEUE_FULL_MESSAGE == (
-        "watcher: event queue full (capacity 64); dropping batch - run rebuild_index to pick up missed changes"
+        "watcher: event queue full (capacity 64); dropping batch - run "
+        "rebuild_index to pick up missed changes"
     )
     assert watcher.stats.batches_dropped == 1 and len(watcher.queue) == 64
 
@@ -293,9 +296,11 @@ def test_debounce_and_poll_reach_watchfiles(tmp_path: Path, monkeypatch: pytest.
     def fake_watch(root: Path, **kwargs: object) -> Iterator[set[tuple[object, str]]]:
         seen.update(kwargs, root=root)
         keep = kwargs["watch_filter"]
-        raw = {(watcher_module.watchfiles.Change.added, str(root / "new")),
-               (watcher_module.watchfiles.Change.modified, str(root / "new" / "x.md")),
-               (watcher_module.watchfiles.Change.modified, str(root / ".git" / "index.md"))}  # fmt: skip
+        raw = {
+            (watcher_module.watchfiles.Change.added, str(root / "new")),
+            (watcher_module.watchfiles.Change.modified, str(root / "new" / "x.md")),
+            (watcher_module.watchfiles.Change.modified, str(root / ".git" / "index.md")),
+        }
         yield {change for change in raw if keep(*change)}
         kwargs["stop_event"].wait(WAIT)  # like watchfiles: return only once stopped
 

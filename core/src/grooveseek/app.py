@@ -120,7 +120,8 @@ def load_registry(loaded: LoadedConfig, selection: PluginSelection) -> tuple[Loa
         raise PluginLoadError(f"a plugin failed while registering: {type(exc).__name__}: {exc}") from exc
     if selection.embedder and selection.embedder not in registry.embedders:
         raise PluginLoadError(
-            f"embedding model {selection.embedder!r}: its plugin loaded but registered no embedder with that id"
+            f"embedding model {selection.embedder!r}: its plugin loaded but "
+            "registered no embedder with that id"
         )
     if selection.reranker and selection.reranker not in registry.rerankers:
         raise PluginLoadError(

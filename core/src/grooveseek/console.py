@@ -56,7 +56,7 @@ class ConsoleHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             err_console().print(self.format(record), markup=False, highlight=False, soft_wrap=True)
-        except Exception:  # logging must never raise into the caller
+        except Exception:  # noqa: BLE001 - logging must never raise into the caller
             self.handleError(record)
 
 

@@ -133,7 +133,8 @@ def parse_schema(raw: Mapping[str, Any], path: Path) -> FieldSchema:
     for key in raw:
         if key not in ("options", "fields"):
             raise SchemaError(
-                f'{path}: unknown key "{key}"; a schema has only an [options] table and [fields.<name>] tables'
+                f'{path}: unknown key "{key}"; a schema has only an [options] '
+                "table and [fields.<name>] tables"
             )
     options = _table(raw.get("options", {}), "[options]", path)
     for key in options:

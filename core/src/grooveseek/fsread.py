@@ -20,12 +20,12 @@ from pathlib import Path
 from grooveseek.errors import ReadRefused
 
 __all__ = [
-    "FileGone",
     "HARD_LINK_PROBLEM",
     "HARD_LINK_REASON",
     "NOT_REGULAR_REASON",
     "NO_SUCH_FILE_REASON",
     "SYMLINK_REASON",
+    "FileGone",
     "read_bound",
     "size_cap_message",
     "stat_size",

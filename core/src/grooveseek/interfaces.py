@@ -66,6 +66,13 @@ class Embedder(ABC):
     dimension: int
     batch_size: int = 32
     api_version: int = PLUGIN_API_VERSION
+    #: The most tokens the model reads from one input; text past it is invisible to the vector leg.
+    #: Chunkers size chunks to it and the embedder cuts longer input before tokenizing. Known without
+    #: loading the model. 512 (BERT-style models) unless the plugin says otherwise.
+    max_input_tokens: int = 512
+    #: The languages the model embeds well: ISO 639-1 codes such as ``("en",)``, or
+    #: ``("multilingual",)`` for a model that covers CJK too. Fusion weighs the vector leg by it.
+    languages: tuple[str, ...] = ("en",)
 
     def validate(self) -> None:
         """Check settings that need no model: raise ConfigError/ModelError with an actionable message.

@@ -15,9 +15,7 @@ __all__ = ["WINDOWS_RESERVED_DEVICES", "casefold_name", "is_addressable", "shown
 
 # R2.33: reserved device names, refused with or without an extension.
 WINDOWS_RESERVED_DEVICES = frozenset(
-    ["CON", "PRN", "AUX", "NUL"]
-    + [f"COM{i}" for i in range(1, 10)]
-    + [f"LPT{i}" for i in range(1, 10)]
+    ["CON", "PRN", "AUX", "NUL"] + [f"COM{i}" for i in range(1, 10)] + [f"LPT{i}" for i in range(1, 10)]
 )
 _WINDOWS_FORBIDDEN_CHARS = frozenset('<>"|?*')
 

@@ -47,7 +47,11 @@ EMBEDDER_HINTS = {
     "minilm-l6-int8": "groove-fastembed",
     "openai-compatible": "groove-openai",
 }
-RERANKER_HINTS = {"bge-v2-m3": "groove-fastembed", "jina-v2-ml": "groove-fastembed", "bge-base": "groove-fastembed"}
+RERANKER_HINTS = {
+    "bge-v2-m3": "groove-fastembed",
+    "jina-v2-ml": "groove-fastembed",
+    "bge-base": "groove-fastembed",
+}
 
 
 @attrs.frozen

@@ -58,8 +58,8 @@ class Registry:
         for parser in self.parsers.values():
             if parser.chunker not in self.chunkers:
                 raise PluginLoadError(
-                    f"parser {parser.id!r} needs chunker {parser.chunker!r}, which no loaded plugin provides; "
-                    f"available chunkers: {', '.join(sorted(self.chunkers))}"
+                    f"parser {parser.id!r} needs chunker {parser.chunker!r}, which no loaded plugin "
+                    f"provides; available chunkers: {', '.join(sorted(self.chunkers))}"
                 )
 
     def parser_for(self, rel_path: str) -> Parser | None:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .app import App
-from .errors import GrooveError, IndexMissing, StoreError
+from .errors import GrooveError, IndexMissing
 from .index.forced import run_forced
 from .index.guard import check_model, open_for_index, open_for_search
 from .index.indexer import Indexer, IndexOptions, walk_policy

@@ -1,7 +1,8 @@
 """Text helpers shared by the text parsers and the indexer (SPEC R3.12, R3.13, R3.16, R3.17).
 
-Decoding (newline-normalised for parsing, raw for reading back), the file-name-derived title, the path-derived category and
-topic, and the effective tag list. Pure functions over strings: no I/O, no configuration.
+Decoding (newline-normalised for parsing, raw for reading back), the file-name-derived title, the
+path-derived category and topic, and the effective tag list. Pure functions over strings: no I/O, no
+configuration.
 """
 
 from __future__ import annotations

@@ -215,6 +215,14 @@ class SearchFilters:
     def active(self) -> bool:
         """R6.21: any filter (including a quality threshold above 0) widens the candidate fetch."""
         return bool(
-            self.category or self.topic or self.min_quality > 0 or self.path_globs or self.tags_any
-            or self.tags_all or self.date_from or self.date_to or self.fields or self.fields_not
-        )  # fmt: skip
+            self.category
+            or self.topic
+            or self.min_quality > 0
+            or self.path_globs
+            or self.tags_any
+            or self.tags_all
+            or self.date_from
+            or self.date_to
+            or self.fields
+            or self.fields_not
+        )

@@ -30,12 +30,12 @@ from grooveseek.fsread import FileGone, read_bound
 from grooveseek.names import casefold_name, is_addressable, shown
 
 __all__ = [
-    "Collected",
     "FAIL_SAFE_EXCLUDED_DIRS",
     "GROOVEIGNORE_MAX_BYTES",
     "GROOVEIGNORE_MAX_PATTERNS",
-    "IgnoreRules",
     "RESERVED_NAMES",
+    "Collected",
+    "IgnoreRules",
     "WalkPolicy",
     "WalkResult",
     "collect",
@@ -273,9 +273,7 @@ class WalkPolicy:
         return not (self.ignore is not None and self.ignore.ignores(rel, False))
 
     def _ancestors_pass(self, segments: list[str]) -> bool:
-        return not any(
-            self.prunes_dir("/".join(segments[: i + 1])) for i in range(len(segments))
-        )
+        return not any(self.prunes_dir("/".join(segments[: i + 1])) for i in range(len(segments)))
 
     def descends(self, rel_dir: str) -> bool:
         """Would the walk enter directory ``rel_dir`` (every level of it passes)?"""

@@ -29,6 +29,7 @@ from groove_fastembed import FastEmbedEmbedder
 from groove_fastembed.loader import load_error_message
 from groove_fastembed.models import MODELS
 from groove_fastembed.testing import build_two_file_export
+
 from grooveseek.errors import ModelError
 
 pytest.importorskip("onnx", reason="building the test export needs the dev-only onnx package")

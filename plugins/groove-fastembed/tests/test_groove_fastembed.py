@@ -30,6 +30,7 @@ from groove_fastembed.packaged import (
     is_complete,
     source_model,
 )
+
 from grooveseek.config.model import GrooveConfig
 from grooveseek.errors import ConfigError, ModelError
 from grooveseek.plugins import PluginSelection, load_plugins
@@ -124,7 +125,28 @@ def test_minilm_passes_the_embedder_contract_check(minilm: FastEmbedEmbedder) ->
 
 def _tokens(n: int) -> str:
     # Common words that are one WordPiece token each, cycled so the text is not one repeated token.
-    words = "the cat sat on a mat and the dog ran to the park while birds sang in tall green trees".split()
+    words = [
+        "the",
+        "cat",
+        "sat",
+        "on",
+        "a",
+        "mat",
+        "and",
+        "the",
+        "dog",
+        "ran",
+        "to",
+        "the",
+        "park",
+        "while",
+        "birds",
+        "sang",
+        "in",
+        "tall",
+        "green",
+        "trees",
+    ]
     return " ".join(words[i % len(words)] for i in range(n))
 
 

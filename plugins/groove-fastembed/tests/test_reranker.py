@@ -23,6 +23,7 @@ from groove_fastembed import FastEmbedReranker, bge_base, bge_v2_m3, jina_v2_ml
 from groove_fastembed.models import RERANKERS
 from groove_fastembed.reranker import balanced_batches, loading_message, score_pairs
 from groove_fastembed.testing import TINY_SPEC, build_tiny_cross_encoder
+
 from grooveseek.config.model import GrooveConfig
 from grooveseek.errors import ConfigError, ModelError, PluginLoadError
 from grooveseek.plugins import PluginSelection, load_plugins
@@ -293,7 +294,7 @@ def test_first_load_prints_one_line_and_shares_one_model(tiny_dir: Path, tmp_pat
         try:
             barrier.wait()
             r.load()
-        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=worker, args=(r,)) for r in others]
@@ -355,7 +356,7 @@ def test_an_inference_failure_is_a_model_error(reranker: FastEmbedReranker) -> N
     broken = FastEmbedReranker(TINY_SPEC)
     broken._runtime = attrs.evolve(reranker._get_runtime(), session=Exploding())
     with pytest.raises(
-        ModelError, match='reranker "tiny-cross-encoder" failed to score 2 passages: .*RUNTIME'
+        ModelError, match=r'reranker "tiny-cross-encoder" failed to score 2 passages: .*RUNTIME'
     ):
         broken.score("q", ["a", "b"])
 

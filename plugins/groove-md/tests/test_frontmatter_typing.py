@@ -12,9 +12,9 @@ import math
 import re
 
 import pytest
-
 from groove_md.parser import MarkdownParser
 from groove_md.yamlcore import load
+
 from grooveseek.builtins.chunkers import SectionsChunker
 from grooveseek.fieldschema import field_rows
 from grooveseek.types import ChunkSettings, ParseContext, ParsedDocument
@@ -176,9 +176,16 @@ class TestCoreSchemaTyping:
 
     @pytest.mark.parametrize(
         ("scalar", "value"),
-        [("!!int abc", "abc"), ("!!int 0x10", 16), ("!!bool yes", True), ("!!bool maybe", "maybe"),
-         ("!!float 2", 2.0), ("!!float many", "many"), ("!!str 10", "10")],
-    )  # fmt: skip
+        [
+            ("!!int abc", "abc"),
+            ("!!int 0x10", 16),
+            ("!!bool yes", True),
+            ("!!bool maybe", "maybe"),
+            ("!!float 2", 2.0),
+            ("!!float many", "many"),
+            ("!!str 10", "10"),
+        ],
+    )
     def test_explicit_tags(self, scalar: str, value: object) -> None:
         assert load(f"v: {scalar}").values == {"v": value}
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 import groove_md
+import pytest
 from groove_md.parser import MarkdownParser, split_frontmatter, split_sections, yaml_reason
+
 from grooveseek.builtins.chunkers import SectionsChunker
 from grooveseek.errors import ParseError
 from grooveseek.plugins import PluginSelection, load_plugins
@@ -94,7 +94,7 @@ class TestDecoding:
         [b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xd8", "# 日本語".encode("shift_jis"), b"## ok\n\xc3\x28"],
     )
     def test_not_utf8_raises(self, data: bytes) -> None:
-        with pytest.raises(ParseError, match="^not valid UTF-8$"):
+        with pytest.raises(ParseError, match=r"^not valid UTF-8$"):
             parse(data)
 
 

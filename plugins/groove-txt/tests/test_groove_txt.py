@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 import groove_txt
+import pytest
 from groove_txt.parser import TextParser
+
 from grooveseek.builtins.chunkers import WholeChunker
 from grooveseek.errors import ParseError
 from grooveseek.plugins import PluginSelection, load_plugins
@@ -80,7 +80,7 @@ class TestParse:
 
     @pytest.mark.parametrize("data", [b"\x00\x01\xff\xfe", "日本語".encode("cp932"), b"abc\x80"])
     def test_not_utf8_raises(self, data: bytes) -> None:
-        with pytest.raises(ParseError, match="^not valid UTF-8$"):
+        with pytest.raises(ParseError, match=r"^not valid UTF-8$"):
             parse(data)
 
     def test_metadata_empty(self) -> None:

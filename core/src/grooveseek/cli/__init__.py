@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import importlib
 import sys
+from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as dist_version
 from typing import Any
 
@@ -102,7 +103,7 @@ def os_error_message(exc: BaseException) -> str:
 def _version() -> str:
     try:
         return dist_version("grooveseek-core")
-    except Exception:  # running from a source tree without metadata
+    except PackageNotFoundError:  # running from a source tree without metadata
         from .. import __version__
 
         return __version__

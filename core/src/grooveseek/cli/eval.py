@@ -131,10 +131,14 @@ def _too_large(size: int) -> str:
 def _fingerprint(app: App, request: SearchRequest, golden: GoldenSet, ks: tuple[int, ...], legs: str) -> dict:
     """R10.15: what makes two runs comparable; optional parts appear only when they are on."""
     fingerprint: dict[str, Any] = {
-        "model": app.embedder.identity, "reranker": app.selection.reranker if request.rerank else None,
-        "limit": request.limit, "k_values": list(ks), "golden_hash": golden.sha256,
-        "metric_version": METRIC_VERSION, "fts_query_version": FTS_QUERY_VERSION,
-    }  # fmt: skip
+        "model": app.embedder.identity,
+        "reranker": app.selection.reranker if request.rerank else None,
+        "limit": request.limit,
+        "k_values": list(ks),
+        "golden_hash": golden.sha256,
+        "metric_version": METRIC_VERSION,
+        "fts_query_version": FTS_QUERY_VERSION,
+    }
     if request.mmr is not None:
         fingerprint["mmr"] = {"lambda": request.mmr.lambda_, "same_doc_penalty": request.mmr.same_doc_penalty}
     if request.parent is not None:
@@ -145,9 +149,11 @@ def _fingerprint(app: App, request: SearchRequest, golden: GoldenSet, ks: tuple[
     fusion = request.fusion
     if fusion != FusionSettings():
         fingerprint["fusion"] = {
-            "rrf_k": fusion.rrf_k, "heading": fusion.heading_weight,
-            "context": fusion.context_weight, "content": fusion.content_weight,
-        }  # fmt: skip
+            "rrf_k": fusion.rrf_k,
+            "heading": fusion.heading_weight,
+            "context": fusion.context_weight,
+            "content": fusion.content_weight,
+        }
     if legs != "hybrid":
         fingerprint["legs"] = legs
     return fingerprint
@@ -159,9 +165,16 @@ def _run(
     """Build the one request every query shares, its fingerprint, and run the golden set."""
     rerank = app.reranker is not None  # only ever set from --reranker here (R10.4)
     base = resolve_request(
-        app.config, "", limit=run_limit, filters=SearchFilters(), legs=LEGS[legs], rerank=rerank,
-        reranker_loaded=rerank, warn=lambda m: echo_err(f"warning: {m}"), **stages,
-    )  # fmt: skip
+        app.config,
+        "",
+        limit=run_limit,
+        filters=SearchFilters(),
+        legs=LEGS[legs],
+        rerank=rerank,
+        reranker_loaded=rerank,
+        warn=lambda m: echo_err(f"warning: {m}"),
+        **stages,
+    )
     fingerprint = _fingerprint(app, base, golden, ks, legs)
     store = open_for_search(app.db, app.kb, app.embedder)
     try:
@@ -171,8 +184,14 @@ def _run(
             request = attrs.evolve(base, query=query, limit=clamp_limit(n))
             return run_search(store, app.embedder, request, reranker=app.reranker).results
 
-        return run_eval(golden, search, k_values=ks, limit=run_limit, fingerprint=fingerprint,
-                        corpus=store.corpus_digest())  # fmt: skip
+        return run_eval(
+            golden,
+            search,
+            k_values=ks,
+            limit=run_limit,
+            fingerprint=fingerprint,
+            corpus=store.corpus_digest(),
+        )
     finally:
         store.close()
 
@@ -182,22 +201,42 @@ def _run(
 @model_option
 @config_option
 @click.option("--reranker", metavar="ID", help="Rerank with this model (default and 'none': no reranking).")
-@click.option("--golden", type=click.Path(dir_okay=False), help="Golden file (default <kb_path>/.groove-eval.yml).")
+@click.option(
+    "--golden", type=click.Path(dir_okay=False), help="Golden file (default <kb_path>/.groove-eval.yml)."
+)
 @click.option("--k", "k_raw", metavar="1,5,10", help="Cut-offs for recall@k and nDCG@k (at most 1000).")
 @click.option("--limit", type=int, help="Results per query (default: the largest k; at most 1000).")
 @click.option("--mmr", type=BOOL, help="MMR re-selection on or off (default: the config).")
 @click.option("--mmr-lambda", type=float, help="MMR relevance weight in [0, 1].")
 @click.option("--mmr-same-doc-penalty", type=float, help="MMR same-document penalty in [0, 1].")
 @click.option("--parent-retriever", type=BOOL, help="Parent retriever on or off (default: the config).")
-@click.option("--legs", type=click.Choice(tuple(LEGS)), default="hybrid", show_default=True,
-              help="Retrieval legs to run (fts or vector alone for ablations).")  # fmt: skip
+@click.option(
+    "--legs",
+    type=click.Choice(tuple(LEGS)),
+    default="hybrid",
+    show_default=True,
+    help="Retrieval legs to run (fts or vector alone for ablations).",
+)
 @click.option("--no-color", is_flag=True, help="No colour in the text report.")
 @format_option(("text", "json"), "text")
 @click.pass_context
-def eval_command(ctx: click.Context, kb_path: str | None, model: str | None, config_path: str | None,
-                 reranker: str | None, golden: str | None, k_raw: str | None, limit: int | None,
-                 mmr: bool | None, mmr_lambda: float | None, mmr_same_doc_penalty: float | None,
-                 parent_retriever: bool | None, legs: str, no_color: bool, fmt: str) -> None:  # fmt: skip
+def eval_command(
+    ctx: click.Context,
+    kb_path: str | None,
+    model: str | None,
+    config_path: str | None,
+    reranker: str | None,
+    golden: str | None,
+    k_raw: str | None,
+    limit: int | None,
+    mmr: bool | None,
+    mmr_lambda: float | None,
+    mmr_same_doc_penalty: float | None,
+    parent_retriever: bool | None,
+    legs: str,
+    no_color: bool,
+    fmt: str,
+) -> None:
     """Measure recall@k, MRR and nDCG@k of the search over a golden query set."""
     finite("--mmr-lambda", mmr_lambda, low=0.0, high=1.0)
     finite("--mmr-same-doc-penalty", mmr_same_doc_penalty, low=0.0, high=1.0)
@@ -205,17 +244,29 @@ def eval_command(ctx: click.Context, kb_path: str | None, model: str | None, con
         # R8.2: an empty value is given, not absent; it must never mean "use the default file".
         raise GrooveError(EMPTY_GOLDEN)
     # R10.4: the config's reranker is ignored, so without --reranker none is selected (or loaded).
-    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model,
-                    reranker="none" if reranker is None else reranker)  # fmt: skip
+    app = build_app(
+        effective_config_path(ctx, config_path),
+        kb_path,
+        model=model,
+        reranker="none" if reranker is None else reranker,
+    )
     cfg = app.config
-    ks, run_limit = _bounded(_k_values(k_raw, tuple(cfg.eval.k_values)), limit,
-                             "--k" if k_raw is not None else "[eval].k_values")  # fmt: skip
+    ks, run_limit = _bounded(
+        _k_values(k_raw, tuple(cfg.eval.k_values)), limit, "--k" if k_raw is not None else "[eval].k_values"
+    )
     golden_set = _load_golden(_golden_path(golden, cfg.eval.golden, app.kb), app.kb)
-    stages = {"mmr": mmr, "mmr_lambda": mmr_lambda, "mmr_same_doc_penalty": mmr_same_doc_penalty,
-              "parent_retriever": parent_retriever}  # fmt: skip
+    stages = {
+        "mmr": mmr,
+        "mmr_lambda": mmr_lambda,
+        "mmr_same_doc_penalty": mmr_same_doc_penalty,
+        "parent_retriever": parent_retriever,
+    }
     run = _run(app, golden_set, ks, run_limit, legs, stages)
     if fmt == "json":
         click.echo(render_json(run))
     else:
-        click.echo(render_text(run, model=app.embedder.identity, reranker=run.fingerprint["reranker"],
-                               color=not no_color))  # fmt: skip
+        click.echo(
+            render_text(
+                run, model=app.embedder.identity, reranker=run.fingerprint["reranker"], color=not no_color
+            )
+        )

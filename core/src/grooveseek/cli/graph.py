@@ -99,10 +99,24 @@ def render(result: GraphResult, fmt: str) -> str:
 @click.option("--topic", help="Only neighbours with this topic.")
 @format_option(("json", "text", "dot", "svg"), "json")
 @click.pass_context
-def graph_command(ctx: click.Context, start: str, kb_path: str | None, model: str | None, config_path: str | None,
-                  depth: int, fan_out: int, min_similarity: float, seed_strategy: str, max_nodes: int,
-                  max_seed_chunks: int, exclude_paths: tuple[str, ...], dedup_by_path: bool, category: str | None,
-                  topic: str | None, fmt: str) -> None:  # fmt: skip
+def graph_command(
+    ctx: click.Context,
+    start: str,
+    kb_path: str | None,
+    model: str | None,
+    config_path: str | None,
+    depth: int,
+    fan_out: int,
+    min_similarity: float,
+    seed_strategy: str,
+    max_nodes: int,
+    max_seed_chunks: int,
+    exclude_paths: tuple[str, ...],
+    dedup_by_path: bool,
+    category: str | None,
+    topic: str | None,
+    fmt: str,
+) -> None:
     """Walk from a document to the chunks most similar to it, breadth-first."""
     # R8.6: a non-finite number typed on the command line is a mistake, not a request for the default.
     if not math.isfinite(min_similarity):
@@ -111,10 +125,18 @@ def graph_command(ctx: click.Context, start: str, kb_path: str | None, model: st
         )
     try:
         params = GraphParams(
-            start, depth=depth, fan_out=fan_out, min_similarity=min_similarity, seed_strategy=seed_strategy,
-            dedup_by_path=dedup_by_path, category=category, topic=topic,
-            exclude_paths=_comma_list(exclude_paths), max_nodes=max_nodes, max_seed_chunks=max_seed_chunks,
-        )  # fmt: skip
+            start,
+            depth=depth,
+            fan_out=fan_out,
+            min_similarity=min_similarity,
+            seed_strategy=seed_strategy,
+            dedup_by_path=dedup_by_path,
+            category=category,
+            topic=topic,
+            exclude_paths=_comma_list(exclude_paths),
+            max_nodes=max_nodes,
+            max_seed_chunks=max_seed_chunks,
+        )
     except GraphError as exc:
         raise click.BadParameter(str(exc), param_hint="--exclude-paths") from None
     app = build_app(effective_config_path(ctx, config_path), kb_path, model=model)

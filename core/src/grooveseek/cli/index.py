@@ -20,11 +20,22 @@ from .options import config_option, effective_config_path, kb_option, model_opti
 @model_option
 @config_option
 @click.option("--force", is_flag=True, help="Rebuild from scratch (required to change the model).")
-@click.option("--quiet", is_flag=True, help="Only the Indexing/Found/Done lines, warnings and Skipping lines.")
-@click.option("--progress", is_flag=True, help="Show a progress bar (or Progress: lines when not a terminal).")
+@click.option(
+    "--quiet", is_flag=True, help="Only the Indexing/Found/Done lines, warnings and Skipping lines."
+)
+@click.option(
+    "--progress", is_flag=True, help="Show a progress bar (or Progress: lines when not a terminal)."
+)
 @click.pass_context
-def index_command(ctx: click.Context, kb_path: str | None, model: str | None, config_path: str | None,
-                  force: bool, quiet: bool, progress: bool) -> None:  # fmt: skip
+def index_command(
+    ctx: click.Context,
+    kb_path: str | None,
+    model: str | None,
+    config_path: str | None,
+    force: bool,
+    quiet: bool,
+    progress: bool,
+) -> None:
     """Index the knowledge base into .groove.db (beside kb_path)."""
     if quiet and progress:
         raise click.UsageError("--quiet and --progress are mutually exclusive")
@@ -33,7 +44,9 @@ def index_command(ctx: click.Context, kb_path: str | None, model: str | None, co
     reporter = Reporter(quiet=quiet, progress=progress)
 
     def index_into(store: Store) -> IndexSummary:
-        return Indexer(app.kb, store, app.config, app.registry, app.embedder, reporter).run(IndexOptions(force=force))
+        return Indexer(app.kb, store, app.config, app.registry, app.embedder, reporter).run(
+            IndexOptions(force=force)
+        )
 
     if force:
         summary = run_forced(app.db, index_into)  # the live index changes only when the run succeeds

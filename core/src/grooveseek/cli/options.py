@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 
@@ -25,7 +25,12 @@ def model_option(f: F) -> F:
 
 def format_option(choices: tuple[str, ...], default: str) -> Callable[[F], F]:
     return click.option(
-        "--format", "fmt", type=click.Choice(choices), default=default, show_default=True, help="Output format."
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=default,
+        show_default=True,
+        help="Output format.",
     )
 
 
@@ -51,8 +56,8 @@ class BoolValue(click.ParamType):
     """R8.3: boolean flags take a value: true/false/1/0/yes/no, case-insensitive."""
 
     name = "BOOL"
-    _TRUE = {"true", "1", "yes"}
-    _FALSE = {"false", "0", "no"}
+    _TRUE: ClassVar[frozenset[str]] = frozenset({"true", "1", "yes"})
+    _FALSE: ClassVar[frozenset[str]] = frozenset({"false", "0", "no"})
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> bool:
         if isinstance(value, bool):
@@ -76,5 +81,7 @@ def finite(name: str, value: float | None, *, low: float | None = None, high: fl
         return
     bad = not math.isfinite(value) or (low is not None and value < low) or (high is not None and value > high)
     if bad:
-        bounds = "".join([f" and >= {low}" if low is not None else "", f" and <= {high}" if high is not None else ""])
+        bounds = "".join(
+            [f" and >= {low}" if low is not None else "", f" and <= {high}" if high is not None else ""]
+        )
         raise click.BadParameter(f"must be a finite number{bounds}, got {value}", param_hint=name)

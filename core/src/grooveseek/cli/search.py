@@ -10,8 +10,16 @@ from ..index.guard import open_for_search
 from ..search.pipeline import run_search
 from ..search.request import resolve_request
 from ..types import SearchFilters, SearchResponse
-from .options import BOOL, config_option, dump_json, effective_config_path, finite, format_option, kb_option
-from .options import model_option
+from .options import (
+    BOOL,
+    config_option,
+    dump_json,
+    effective_config_path,
+    finite,
+    format_option,
+    kb_option,
+    model_option,
+)
 
 
 def _explain_lines(explain: dict) -> list[str]:
@@ -71,35 +79,68 @@ def _fields(values: tuple[str, ...], flag: str) -> dict[str, tuple[str, ...]]:
 @kb_option
 @model_option
 @config_option
-@click.option("--reranker", metavar="ID", help="Rerank with this model for this query ('none' turns reranking off).")
-@click.option("--limit", type=int, default=5, show_default=True, help="Number of results (clamped to 1..1000).")
+@click.option(
+    "--reranker", metavar="ID", help="Rerank with this model for this query ('none' turns reranking off)."
+)
+@click.option(
+    "--limit", type=int, default=5, show_default=True, help="Number of results (clamped to 1..1000)."
+)
 @click.option("--category", help="Only documents in this category (first path segment).")
 @click.option("--topic", help="Only documents with this topic (second path segment or frontmatter topic).")
 @click.option("--min-quality", type=float, help="Quality threshold, clamped to [0, 1].")
 @click.option("--include-low-quality", is_flag=True, help="Disable the quality filter for this search.")
 @click.option("--path-glob", "path_globs", multiple=True, help="Path glob; '!' excludes. Repeatable.")
-@click.option("--tag-any", "tags_any", multiple=True, help="Documents with any of these tags (a,b). Repeatable.")
-@click.option("--tag-all", "tags_all", multiple=True, help="Documents with all of these tags (a,b). Repeatable.")
+@click.option(
+    "--tag-any", "tags_any", multiple=True, help="Documents with any of these tags (a,b). Repeatable."
+)
+@click.option(
+    "--tag-all", "tags_all", multiple=True, help="Documents with all of these tags (a,b). Repeatable."
+)
 @click.option("--date-from", help="Documents dated on or after this (string comparison).")
 @click.option("--date-to", help="Documents dated on or before this (string comparison).")
-@click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="Declared field filter. Repeatable.")
-@click.option("--field-not", "fields_not", multiple=True, metavar="KEY=VALUE", help="Exclude by declared field.")
+@click.option(
+    "--field", "fields", multiple=True, metavar="KEY=VALUE", help="Declared field filter. Repeatable."
+)
+@click.option(
+    "--field-not", "fields_not", multiple=True, metavar="KEY=VALUE", help="Exclude by declared field."
+)
 @click.option("--min-confidence-ratio", type=float, help="low_confidence ratio (finite, >= 0; 0 disables).")
 @click.option("--mmr", type=BOOL, help="MMR re-selection on or off for this query.")
 @click.option("--mmr-lambda", type=float, help="MMR relevance weight in [0, 1].")
 @click.option("--mmr-same-doc-penalty", type=float, help="MMR same-document penalty in [0, 1].")
 @click.option("--parent-retriever", type=BOOL, help="Parent retriever on or off for this query.")
-@click.option("--explain", is_flag=True, help="Show each hit's per-leg ranks and scores, the fusion and the reranker.")
+@click.option(
+    "--explain", is_flag=True, help="Show each hit's per-leg ranks and scores, the fusion and the reranker."
+)
 @format_option(("json", "text"), "json")
 @click.pass_context
-def search_command(ctx: click.Context, query: str, kb_path: str | None, model: str | None, config_path: str | None,
-                   reranker: str | None, limit: int, category: str | None, topic: str | None,
-                   min_quality: float | None, include_low_quality: bool, path_globs: tuple[str, ...],
-                   tags_any: tuple[str, ...], tags_all: tuple[str, ...], date_from: str | None,
-                   date_to: str | None, fields: tuple[str, ...], fields_not: tuple[str, ...],
-                   min_confidence_ratio: float | None, mmr: bool | None, mmr_lambda: float | None,
-                   mmr_same_doc_penalty: float | None, parent_retriever: bool | None, explain: bool,
-                   fmt: str) -> None:  # fmt: skip
+def search_command(
+    ctx: click.Context,
+    query: str,
+    kb_path: str | None,
+    model: str | None,
+    config_path: str | None,
+    reranker: str | None,
+    limit: int,
+    category: str | None,
+    topic: str | None,
+    min_quality: float | None,
+    include_low_quality: bool,
+    path_globs: tuple[str, ...],
+    tags_any: tuple[str, ...],
+    tags_all: tuple[str, ...],
+    date_from: str | None,
+    date_to: str | None,
+    fields: tuple[str, ...],
+    fields_not: tuple[str, ...],
+    min_confidence_ratio: float | None,
+    mmr: bool | None,
+    mmr_lambda: float | None,
+    mmr_same_doc_penalty: float | None,
+    parent_retriever: bool | None,
+    explain: bool,
+    fmt: str,
+) -> None:
     """Hybrid (vector + full-text) search. A query starting with '-' needs '--' first."""
     finite("--min-quality", min_quality)
     finite("--min-confidence-ratio", min_confidence_ratio, low=0.0)
@@ -114,20 +155,39 @@ def search_command(ctx: click.Context, query: str, kb_path: str | None, model: s
     elif min_quality is not None:
         threshold = max(0.0, min(1.0, min_quality))
     filters = SearchFilters(
-        category=category, topic=topic, min_quality=threshold, path_globs=path_globs or None,
-        tags_any=_split_commas(tags_any), tags_all=_split_commas(tags_all), date_from=date_from,
-        date_to=date_to, fields=field_map, fields_not=field_not_map,
-    )  # fmt: skip
+        category=category,
+        topic=topic,
+        min_quality=threshold,
+        path_globs=path_globs or None,
+        tags_any=_split_commas(tags_any),
+        tags_all=_split_commas(tags_all),
+        date_from=date_from,
+        date_to=date_to,
+        fields=field_map,
+        fields_not=field_not_map,
+    )
     request = resolve_request(
-        cfg, query, limit=limit, filters=filters, min_confidence_ratio=min_confidence_ratio,
+        cfg,
+        query,
+        limit=limit,
+        filters=filters,
+        min_confidence_ratio=min_confidence_ratio,
         rerank=True if reranker not in (None, "none") else (False if reranker == "none" else None),
-        reranker_loaded=app.reranker is not None, mmr=mmr, mmr_lambda=mmr_lambda,
-        mmr_same_doc_penalty=mmr_same_doc_penalty, parent_retriever=parent_retriever, explain=explain,
+        reranker_loaded=app.reranker is not None,
+        mmr=mmr,
+        mmr_lambda=mmr_lambda,
+        mmr_same_doc_penalty=mmr_same_doc_penalty,
+        parent_retriever=parent_retriever,
+        explain=explain,
         warn=lambda m: echo_err(f"warning: {m}"),
-    )  # fmt: skip
+    )
     store = open_for_search(app.db, app.kb, app.embedder)
     try:
         response = run_search(store, app.embedder, request, reranker=app.reranker)
     finally:
         store.close()
-    click.echo(dump_json(response.as_dict()) if fmt == "json" else render_text(response, request.min_confidence_ratio))
+    click.echo(
+        dump_json(response.as_dict())
+        if fmt == "json"
+        else render_text(response, request.min_confidence_ratio)
+    )

@@ -63,8 +63,8 @@ def _open_index(app: App) -> tuple[int, str | None]:
         store.close()
     if created:
         echo_err(
-            f"No index yet: created an empty one at {app.db}. Run `groove index --kb-path {app.kb}` or call the "
-            "rebuild_index tool to fill it."
+            f"No index yet: created an empty one at {app.db}. Run `groove index --kb-path {app.kb}` or call "
+            "the rebuild_index tool to fill it."
         )
     return uncovered
 
@@ -101,9 +101,20 @@ def _start_watcher(service: Any, app: App, no_watch: bool) -> None:
     "--i-know", "i_know", is_flag=True, help="Allow a non-loopback --bind (there is no authentication)."
 )
 @click.pass_context
-def serve_command(ctx: click.Context, kb_path: str | None, model: str | None, config_path: str | None,
-                  reranker: str | None, rerank_by_default: bool | None, no_watch: bool, debounce_ms: int | None,
-                  transport: str | None, bind: str | None, port: int | None, i_know: bool) -> None:  # fmt: skip
+def serve_command(
+    ctx: click.Context,
+    kb_path: str | None,
+    model: str | None,
+    config_path: str | None,
+    reranker: str | None,
+    rerank_by_default: bool | None,
+    no_watch: bool,
+    debounce_ms: int | None,
+    transport: str | None,
+    bind: str | None,
+    port: int | None,
+    i_know: bool,
+) -> None:
     """Serve the knowledge base to MCP clients (stdio by default; --transport http for many clients)."""
     # Imported here so `groove --help` stays light (R1.39): the MCP SDK, uvicorn and starlette.
     from ..mcp import build_server
@@ -121,9 +132,9 @@ def serve_command(ctx: click.Context, kb_path: str | None, model: str | None, co
             app.reranker.load()
         if uncovered:
             echo_err(
-                f"warning: the index holds {uncovered} document(s) whose extension the active parser set does not "
-                f"cover (for example {example}); they stay searchable but cannot be read. Run `groove index` to "
-                "drop them."
+                f"warning: the index holds {uncovered} document(s) whose extension the active parser set "
+                f"does not cover (for example {example}); they stay searchable but cannot be read. "
+                "Run `groove index` to drop them."
             )
         service = KBService(app, log=lambda line: log.info("%s", line))
         try:

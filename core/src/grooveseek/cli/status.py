@@ -40,7 +40,10 @@ def status_command(ctx: click.Context, kb_path: str | None, config_path: str | N
         click.echo(_declared_line(store))
         awaiting = store.awaiting_reparse_count()
         if awaiting:  # only in that state, so the R8.12 lines stay as they are otherwise
-            click.echo(f"Awaiting re-read: {awaiting} document(s) a changed parser could not read yet; run groove index")
+            click.echo(
+                f"Awaiting re-read: {awaiting} document(s) a changed parser could "
+                "not read yet; run groove index"
+            )
         threshold = app.config.quality_filter.effective_threshold
         if threshold > 0:
             passing, below = store.quality_counts(threshold)

@@ -51,9 +51,7 @@ def resolve_kb_path(loaded: LoadedConfig, cli_kb_path: str | None, cwd: Path | N
         # is_dir() swallows only "not found"-like errors; ENAMETOOLONG and friends raise, and
         # resolve() raises RuntimeError on a symlink loop (Python < 3.13).
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(
-            f"kb_path cannot be used: {candidate}: {reason}; {_kb_fix(cli_kb_path)}"
-        ) from None
+        raise ConfigError(f"kb_path cannot be used: {candidate}: {reason}; {_kb_fix(cli_kb_path)}") from None
     if not is_dir:
         raise ConfigError(f"kb_path does not exist or is not a directory: {candidate}")
     if resolved.parent == resolved:

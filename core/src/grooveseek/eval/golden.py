@@ -62,9 +62,7 @@ def missing_golden_message(path: str, kb_path: str) -> str:
     return f"no golden file at {path} (hint: pass --golden or create {kb_path}/.groove-eval.yml)"
 
 
-def parse_golden(
-    data: bytes, path: str, *, check_query: Callable[[str], None] | None = None
-) -> GoldenSet:
+def parse_golden(data: bytes, path: str, *, check_query: Callable[[str], None] | None = None) -> GoldenSet:
     """Parse and validate golden-file bytes; raise ``EvalError`` naming the first problem.
 
     ``check_query`` is the search layer's query validation (for example the exclusion-only rule of
@@ -134,7 +132,7 @@ def _load_yaml(data: bytes) -> Any:
     except UnicodeDecodeError as exc:
         _fail(f"not valid UTF-8 (byte offset {exc.start})")
     try:
-        return yaml.load(text, Loader=_GoldenLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_GoldenLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -155,9 +153,7 @@ def _load_yaml(data: bytes) -> Any:
         )
 
 
-def _parse_document(
-    document: Any, check_query: Callable[[str], None] | None
-) -> tuple[GoldenQuery, ...]:
+def _parse_document(document: Any, check_query: Callable[[str], None] | None) -> tuple[GoldenQuery, ...]:
     if document is None:
         _fail('the file is empty; it needs a "queries" list')
     top = _mapping(document, "the top level", _TOP_KEYS)
@@ -170,9 +166,7 @@ def _parse_document(
         _fail(f'"queries" must be a list of queries, found {_type_name(raw_queries)}')
     if not raw_queries:
         _fail('"queries" is empty; add at least one query')
-    return tuple(
-        _parse_query(raw, f"queries[{i}]", check_query) for i, raw in enumerate(raw_queries)
-    )
+    return tuple(_parse_query(raw, f"queries[{i}]", check_query) for i, raw in enumerate(raw_queries))
 
 
 def _check_defaults(defaults: Mapping[str, Any]) -> None:
@@ -185,9 +179,7 @@ def _check_defaults(defaults: Mapping[str, Any]) -> None:
         _fail(f"defaults.rerank must be true or false, found {_show_value(rerank)}")
 
 
-def _parse_query(
-    raw: Any, where: str, check_query: Callable[[str], None] | None
-) -> GoldenQuery:
+def _parse_query(raw: Any, where: str, check_query: Callable[[str], None] | None) -> GoldenQuery:
     query_map = _mapping(raw, where, _QUERY_KEYS)
     if "query" not in query_map:
         _fail(f'missing required key "query" in {where}')
@@ -251,9 +243,7 @@ def _mapping(value: Any, where: str, allowed: Sequence[str]) -> Mapping[str, Any
     for key in value:
         if key not in allowed:
             hint = "; graded relevance is not supported" if key == "relevance" else ""
-            _fail(
-                f"unknown key {_show_key(key)} in {where} (allowed: {', '.join(allowed)}){hint}"
-            )
+            _fail(f"unknown key {_show_key(key)} in {where} (allowed: {', '.join(allowed)}){hint}")
     return value
 
 

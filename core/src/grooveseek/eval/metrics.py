@@ -41,9 +41,7 @@ def matches(hit_path: str, hit_heading: str | None, expected: GoldenExpected) ->
     return normalize_heading(hit_heading) == normalize_heading(expected.heading)
 
 
-def first_match_ranks(
-    hits: Sequence[HitKey], expected: Sequence[GoldenExpected]
-) -> tuple[int | None, ...]:
+def first_match_ranks(hits: Sequence[HitKey], expected: Sequence[GoldenExpected]) -> tuple[int | None, ...]:
     """For each expected entry, the 1-based rank of the first hit matching it, else None.
 
     One hit may match several entries (a path-only entry and a heading-pinned one of the same file);

@@ -52,7 +52,7 @@ def effective_limit(k_values: Sequence[int], limit: int | None) -> int:
 
 def utc_timestamp(now: _dt.datetime | None = None) -> str:
     """UTC RFC 3339 with a ``Z`` suffix, to the second (R10.14)."""
-    moment = (now or _dt.datetime.now(_dt.timezone.utc)).astimezone(_dt.timezone.utc)
+    moment = (now or _dt.datetime.now(_dt.UTC)).astimezone(_dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -107,9 +107,7 @@ def _run_query(query: GoldenQuery, search: SearchFn, ks: tuple[int, ...], limit:
         reciprocal_rank=reciprocal_rank(ranks),
         ndcg_at_k={k: ndcg_at_k(ranks, k) for k in ks},
     )
-    return QueryResult(
-        id=query.id, query=query.query, expected=query.expected, top_k=top_k, metrics=metrics
-    )
+    return QueryResult(id=query.id, query=query.query, expected=query.expected, top_k=top_k, metrics=metrics)
 
 
 def aggregate(per_query: Sequence[QueryResult], k_values: Sequence[int]) -> Aggregate:

@@ -87,7 +87,9 @@ def check_model(store: Store, embedder: Embedder, kb: Path) -> None:
     """Refuse a runtime embedder that differs from the one the index records (R4.28, R4.29)."""
     recorded = store.meta("embedding_identity")
     recorded_dim = store.meta("embedding_dim")
-    if recorded is not None and (recorded != embedder.identity or int(recorded_dim or 0) != embedder.dimension):
+    if recorded is not None and (
+        recorded != embedder.identity or int(recorded_dim or 0) != embedder.dimension
+    ):
         raise ModelError(mismatch_message(recorded, int(recorded_dim or 0), embedder, kb))
     declared = store.vec_dimension()
     if declared is not None and declared != embedder.dimension:

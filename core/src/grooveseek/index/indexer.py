@@ -24,8 +24,8 @@ from ..errors import GrooveError, ModelError, ParseError, ReadRefused
 from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
 from ..interfaces import Embedder, Parser
-from ..quality import quality_score
 from ..names import shown
+from ..quality import quality_score
 from ..registry import Registry
 from ..store.store import AWAITING_REPARSE, DocumentRecord, Store, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
@@ -100,8 +100,15 @@ NAMED_UNPARSED = 5
 class Indexer:
     """One run over one KB. Create a new instance per run."""
 
-    def __init__(self, kb: Path, store: Store, config: GrooveConfig, registry: Registry, embedder: Embedder,
-                 reporter: Reporter) -> None:  # fmt: skip
+    def __init__(
+        self,
+        kb: Path,
+        store: Store,
+        config: GrooveConfig,
+        registry: Registry,
+        embedder: Embedder,
+        reporter: Reporter,
+    ) -> None:
         self.kb = kb
         self.store = store
         self.config = config
@@ -178,8 +185,9 @@ class Indexer:
         recorded = self.store.meta("context_mode")
         if recorded is not None and recorded != self._context_mode():
             self.reporter.warn(
-                f"warning: [contextual].enabled disagrees with the index (recorded context mode: {recorded}); "
-                "keeping the recorded mode. Run groove index --force to rebuild with the new setting."
+                "warning: [contextual].enabled disagrees with the index (recorded context mode: "
+                f"{recorded}); keeping the recorded mode. Run groove index --force "
+                "to rebuild with the new setting."
             )
             self.contextual = recorded == "static"
 
@@ -239,8 +247,14 @@ class Indexer:
             row = stored[old]
             if self.contextual and (row.title_from_filename or row.untitled):
                 continue  # every breadcrumb would change: index as new, sweep the old row
-            match = next((p for p in new if p not in used and hashes[p] == row.content_hash
-                          and self._parser_id(p) == row.parser_id), None)  # fmt: skip
+            match = next(
+                (
+                    p
+                    for p in new
+                    if p not in used and hashes[p] == row.content_hash and self._parser_id(p) == row.parser_id
+                ),
+                None,
+            )
             if match is None:
                 continue
             used.add(match)
@@ -283,9 +297,13 @@ class Indexer:
         present = {row.parser_id for row in stored.values()}
         for pid, parser in self.registry.parsers.items():
             recorded = self.store.meta(f"parser_policy:{pid}")
-            if (recorded is None and pid in present) or (recorded is not None and recorded != parser.policy_version):
+            if (recorded is None and pid in present) or (
+                recorded is not None and recorded != parser.policy_version
+            ):
                 stale.add(pid)
-        count = sum(1 for p, row in stored.items() if row.parser_id in stale and hashes.get(p) == row.content_hash)
+        count = sum(
+            1 for p, row in stored.items() if row.parser_id in stale and hashes.get(p) == row.content_hash
+        )
         if count:
             self._announce(
                 f"Re-reading {count} unchanged document(s) whose parser changed how it splits them: "
@@ -293,16 +311,25 @@ class Indexer:
             )
         return stale
 
-    def _fields_to_rewrite(self, stored: dict[str, StoredDoc], hashes: dict[str, str], stale: set[str]) -> set[str]:
-        """R4.40: the unchanged Markdown files to re-read when the declared set differs from the recorded one."""
+    def _fields_to_rewrite(
+        self, stored: dict[str, StoredDoc], hashes: dict[str, str], stale: set[str]
+    ) -> set[str]:
+        """R4.40: unchanged Markdown files to re-read when the declared set differs from the recorded one."""
         if self.store.declared_fields() == self.schema.declared:
             return set()
-        paths = {p for p, row in stored.items()
-                 if row.parser_id in FIELD_PARSERS and row.parser_id not in stale and hashes.get(p) == row.content_hash}
+        paths = {
+            p
+            for p, row in stored.items()
+            if row.parser_id in FIELD_PARSERS
+            and row.parser_id not in stale
+            and hashes.get(p) == row.content_hash
+        }
         if paths:
-            self._announce(f"Re-reading {len(paths)} unchanged Markdown document(s) for the declared fields "
-                                    f"[{', '.join(self.schema.declared)}]; nothing is re-embedded")
-        return paths  # fmt: skip
+            self._announce(
+                f"Re-reading {len(paths)} unchanged Markdown document(s) for the declared fields "
+                f"[{', '.join(self.schema.declared)}]; nothing is re-embedded"
+            )
+        return paths
 
     def _rewrite_fields(self, item: Collected, row: StoredDoc) -> None:
         """R4.40: refresh one unchanged file's field rows; not counted, not re-embedded, no warnings."""
@@ -333,7 +360,7 @@ class Indexer:
             self._skip(rel, str(exc))
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException as exc:  # R3.7: MemoryError and RecursionError included
+        except BaseException as exc:  # noqa: BLE001 - R3.7: a bad file (even MemoryError) never aborts a run
             self._skip(rel, f"parse failed: {type(exc).__name__}: {exc}")
         return None
 
@@ -347,10 +374,13 @@ class Indexer:
         chunks = self.registry.chunkers[parser.chunker].chunk(doc, settings)
         binary = parser.kind == "binary"
         return tuple(
-            attrs.evolve(c, quality_score=quality_score(c.content, exempt=binary or c.is_definition)) for c in chunks
+            attrs.evolve(c, quality_score=quality_score(c.content, exempt=binary or c.is_definition))
+            for c in chunks
         )
 
-    def _record(self, rel: str, parser: Parser, doc: ParsedDocument, digest: str, size: int) -> DocumentRecord:
+    def _record(
+        self, rel: str, parser: Parser, doc: ParsedDocument, digest: str, size: int
+    ) -> DocumentRecord:
         category, path_topic = category_topic(rel)
         from_fm = doc.frontmatter is not None and "title" in doc.frontmatter
         # R3.21: unparsed frontmatter leaves the topic empty, the path's included; counting it as
@@ -383,7 +413,9 @@ class Indexer:
         if doc.frontmatter_unparsed is not None:
             self.counts.frontmatter_unparsed += 1
             self.counts.unparsed_paths.append(item.rel)
-            self.reporter.warn(f"warning: {shown(item.rel)}: failed to parse YAML frontmatter: {doc.frontmatter_unparsed}")
+            self.reporter.warn(
+                f"warning: {shown(item.rel)}: failed to parse YAML frontmatter: {doc.frontmatter_unparsed}"
+            )
         chunks = self._chunks(item.rel, parser, doc)
         if not chunks:
             # R4.25: an empty skip deletes the row, since the file's current content is known.
@@ -393,7 +425,9 @@ class Indexer:
             self._settled.add(item.rel)
             return
         record = self._record(item.rel, parser, doc, hashlib.sha256(data).hexdigest(), len(data))
-        if row is not None and self.store.chunk_signature(row.id) == [(c.heading, c.context, c.content) for c in chunks]:
+        if row is not None and self.store.chunk_signature(row.id) == [
+            (c.heading, c.context, c.content) for c in chunks
+        ]:
             self.store.update_document_meta(record)  # R4.20: frontmatter-only change
             self._settled.add(item.rel)
             self.counts.updated += 1
@@ -445,9 +479,17 @@ class Indexer:
 
     def _record_bookkeeping(self, stale: set[str]) -> None:
         """R4.15 step 13: the run's records, plus the R4.38 marks, written together after the sweep."""
-        unsettled = sorted(p for p, row in self.store.documents().items() if row.parser_id in stale and p not in self._settled)
-        meta: dict[str, str | None] = {f"parser_policy:{pid}": p.policy_version for pid, p in self.registry.parsers.items()}
-        meta["code_chunk_budget"] = self.store.meta("code_chunk_budget") or str(self.config.parsers.code.max_chunk_chars)
+        unsettled = sorted(
+            p
+            for p, row in self.store.documents().items()
+            if row.parser_id in stale and p not in self._settled
+        )
+        meta: dict[str, str | None] = {
+            f"parser_policy:{pid}": p.policy_version for pid, p in self.registry.parsers.items()
+        }
+        meta["code_chunk_budget"] = self.store.meta("code_chunk_budget") or str(
+            self.config.parsers.code.max_chunk_chars
+        )
         if not self._fields_unsettled:  # R4.39: recorded once the run completes
             meta["declared_fields"] = json.dumps(list(self.schema.declared), ensure_ascii=False)
         self.store.finish_run(meta, unsettled)
@@ -456,13 +498,20 @@ class Indexer:
         docs, chunks = self.store.counts()
         c = self.counts
         summary = IndexSummary(
-            total_documents=docs, updated=c.updated, renamed=c.renamed, deleted=c.deleted, skipped=c.skipped,
-            frontmatter_unparsed=c.frontmatter_unparsed, total_chunks=chunks,
-            duration_ms=int((time.monotonic() - started) * 1000), not_addressable=not_addressable,
-        )  # fmt: skip
+            total_documents=docs,
+            updated=c.updated,
+            renamed=c.renamed,
+            deleted=c.deleted,
+            skipped=c.skipped,
+            frontmatter_unparsed=c.frontmatter_unparsed,
+            total_chunks=chunks,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            not_addressable=not_addressable,
+        )
         line = (
             f"Done in {summary.duration_ms}ms: {docs} docs ({c.updated} updated, {c.renamed} renamed, "
-            f"{c.deleted} deleted, {c.skipped} skipped, {c.frontmatter_unparsed} frontmatter unparsed), {chunks} chunks"
+            f"{c.deleted} deleted, {c.skipped} skipped, {c.frontmatter_unparsed} "
+            f"frontmatter unparsed), {chunks} chunks"
         )
         if not_addressable:
             line += f"; {not_addressable} not indexed (names this platform cannot open)"
@@ -471,7 +520,8 @@ class Indexer:
             summary = attrs.evolve(
                 summary,
                 error=f"{c.frontmatter_unparsed} file(s) have frontmatter that is not valid YAML and "
-                f"[index].fail_on_frontmatter_error is true: {_first_few(c.unparsed_paths)}; fix their frontmatter",
+                "[index].fail_on_frontmatter_error is true: "
+                f"{_first_few(c.unparsed_paths)}; fix their frontmatter",
             )
         return summary
 

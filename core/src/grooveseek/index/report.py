@@ -24,7 +24,9 @@ from ..console import echo_err, err_console
 class Reporter:
     """Collects the run's stderr lines; ``sink`` replaces the console (used by MCP and tests)."""
 
-    def __init__(self, *, quiet: bool = False, progress: bool = False, sink: Callable[[str], None] | None = None):
+    def __init__(
+        self, *, quiet: bool = False, progress: bool = False, sink: Callable[[str], None] | None = None
+    ):
         self.quiet = quiet
         self.show_progress = progress
         self._sink = sink
@@ -62,9 +64,14 @@ class Reporter:
         console = err_console()
         if console.is_terminal:
             self._bar = Progress(
-                BarColumn(), MofNCompleteColumn(), TaskProgressColumn(), TimeElapsedColumn(),
-                TimeRemainingColumn(), console=console, transient=True,
-            )  # fmt: skip
+                BarColumn(),
+                MofNCompleteColumn(),
+                TaskProgressColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=console,
+                transient=True,
+            )
             self._bar.start()
             self._task = self._bar.add_task("indexing", total=total)
 

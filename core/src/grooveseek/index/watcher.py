@@ -97,7 +97,9 @@ class WatchLines(RunLines):
 
     def indexed(self, rel: str, chunks: int, *, metadata_only: bool = False) -> None:
         if rel in self.moved_from:
-            self.reporter.stage(f"watcher: rename target {shown(self.moved_from[rel])} not in DB, indexed {shown(rel)}")
+            self.reporter.stage(
+                f"watcher: rename target {shown(self.moved_from[rel])} not in DB, indexed {shown(rel)}"
+            )
             return
         extra = ", metadata only" if metadata_only else ""
         self.reporter.stage(f"watcher: reindexed {shown(rel)} ({chunks} chunks{extra})")
@@ -221,9 +223,13 @@ class BatchIndexer(Indexer):
         return sorted(p for p in out if policy.collects(p))  # R2.35: both ends pass the predicate
 
     def _moves_without_row(
-        self, gone: Sequence[str], stored: dict[str, StoredDoc], hashes: dict[str, str], renamed_to: set[str],
+        self,
+        gone: Sequence[str],
+        stored: dict[str, StoredDoc],
+        hashes: dict[str, str],
+        renamed_to: set[str],
         policy: WalkPolicy,
-    ) -> dict[str, str]:  # fmt: skip
+    ) -> dict[str, str]:
         """R9.4's fallback: one collectable path vanished without a row and one new path appeared.
 
         Events carry no pairing, so a move is recognised only when it is the batch's only candidate;
@@ -457,9 +463,12 @@ class Watcher:
             self._count(batches_failed=batches)
         else:
             self._count(
-                batches_applied=batches, reindexed=outcome.reindexed, renamed=outcome.renamed,
-                deindexed=outcome.deindexed, skipped=outcome.skipped,
-            )  # fmt: skip
+                batches_applied=batches,
+                reindexed=outcome.reindexed,
+                renamed=outcome.renamed,
+                deindexed=outcome.deindexed,
+                skipped=outcome.skipped,
+            )
 
     # -- producer ------------------------------------------------------------------------------
     def _produce(self) -> None:
@@ -499,11 +508,18 @@ class Watcher:
         """
         step = max(self.debounce_ms, MIN_STEP_MS)
         events = watchfiles.watch(
-            self.root, watch_filter=self._keep, debounce=max(MAX_BATCH_WINDOW_MS, 4 * step), step=step,
-            stop_event=self._stop, rust_timeout=self._tick_ms, yield_on_timeout=True, raise_interrupt=False,
+            self.root,
+            watch_filter=self._keep,
+            debounce=max(MAX_BATCH_WINDOW_MS, 4 * step),
+            step=step,
+            stop_event=self._stop,
+            rust_timeout=self._tick_ms,
+            yield_on_timeout=True,
+            raise_interrupt=False,
             # None keeps watchfiles' own choice (polling on WSL); poll = true forces it (R9.2).
-            force_polling=True if self.poll else None, ignore_permission_denied=True,
-        )  # fmt: skip
+            force_polling=True if self.poll else None,
+            ignore_permission_denied=True,
+        )
         ready = False
         for raw in events:
             if _dir_identity(self.root) != identity:

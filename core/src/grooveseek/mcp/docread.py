@@ -20,12 +20,12 @@ from typing import Literal
 
 import attrs
 
+from ..config.model import GrooveConfig
 from ..errors import GrooveError, ParseError, ReadRefused
 from ..fsread import HARD_LINK_REASON, NOT_REGULAR_REASON, SYMLINK_REASON, FileGone, read_bound
 from ..interfaces import Parser
 from ..names import is_addressable
 from ..registry import Registry
-from ..config.model import GrooveConfig
 from ..types import ParseContext, ParsedDocument
 
 log = logging.getLogger("grooveseek.mcp")

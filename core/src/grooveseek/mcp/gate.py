@@ -120,8 +120,14 @@ class GatePolicy:
     healthz_public: bool = True
 
     @classmethod
-    def from_config(cls, allowed_hosts: Sequence[str], allowed_origins: Sequence[str] | None, *,
-                    port: int, healthz_public: bool) -> GatePolicy:  # fmt: skip
+    def from_config(
+        cls,
+        allowed_hosts: Sequence[str],
+        allowed_origins: Sequence[str] | None,
+        *,
+        port: int,
+        healthz_public: bool,
+    ) -> GatePolicy:
         """Parse the two allow-lists; ``allowed_origins`` None means the loopback origins of ``port``.
 
         Raises:

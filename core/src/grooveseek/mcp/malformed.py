@@ -37,7 +37,7 @@ def malformed_reply(exc: Exception) -> types.JSONRPCError:
     else:
         request_id = None
         message = (
-            'Invalid request: not a JSON-RPC 2.0 message this server accepts (one object per line, '
+            "Invalid request: not a JSON-RPC 2.0 message this server accepts (one object per line, "
             '"jsonrpc": "2.0"; batches are not supported)'
         )
         code = INVALID_REQUEST

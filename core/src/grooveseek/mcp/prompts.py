@@ -107,8 +107,8 @@ PROMPTS: dict[str, PromptSpec] = {
         PromptSpec(
             "summarize_topic",
             "Summarize a topic",
-            "Summarize what the knowledge base establishes about a topic, where sources disagree, and what it "
-            "does not cover.",
+            "Summarize what the knowledge base establishes about a topic, where sources "
+            "disagree, and what it does not cover.",
             (PromptArg("topic", "A topic as list_topics names it.", required=True),),
             _summarize_topic,
         ),

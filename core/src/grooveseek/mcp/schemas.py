@@ -156,8 +156,8 @@ SEARCH = ToolSpec(
     name="search",
     title="Search the knowledge base",
     description=(
-        "Hybrid search (vector + FTS5 full-text, merged with Reciprocal Rank Fusion; optionally reranked by a "
-        "cross-encoder, diversified with MMR and widened by the parent retriever) over the knowledge base. "
+        "Hybrid search (vector + FTS5 full-text, merged with Reciprocal Rank Fusion; optionally reranked by "
+        "a cross-encoder, diversified with MMR and widened by the parent retriever) over the knowledge base. "
         "Returns {results, low_confidence, filter_applied}. Each hit has score, path, title, heading, topic, "
         "date, tags and content, plus match_spans (byte offsets into content), expanded_from, start_line/"
         "end_line/symbol_kind (source files) and uri (kb://doc/...) when they apply. When low_confidence is "
@@ -258,8 +258,8 @@ GET_BEST_PRACTICE = ToolSpec(
     name="get_best_practice",
     title="Read a best-practice document",
     description=(
-        "The best-practice document for a target (configured with [best_practice].path_templates), whole with "
-        "a list of its sections, or only the '## ' section whose heading contains category."
+        "The best-practice document for a target (configured with [best_practice].path_templates), whole "
+        "with a list of its sections, or only the '## ' section whose heading contains category."
     ),
     params=(
         Param("target", "string", 'What the practices are for, for example "claude-code".', required=True),

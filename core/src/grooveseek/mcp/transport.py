@@ -66,8 +66,9 @@ def is_loopback(ip: IpAddress) -> bool:
     return ip.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
-def resolve_plan(config: GrooveConfig, *, transport: str | None, bind: str | None, port: int | None,
-                 i_know: bool) -> TransportPlan:  # fmt: skip
+def resolve_plan(
+    config: GrooveConfig, *, transport: str | None, bind: str | None, port: int | None, i_know: bool
+) -> TransportPlan:
     """R7.43-R7.45: the transport and bind address, checked, without opening anything.
 
     Raises:
@@ -91,8 +92,8 @@ def resolve_plan(config: GrooveConfig, *, transport: str | None, bind: str | Non
             ) from None
         if not is_loopback(address[0]) and not i_know:
             raise ConfigError(
-                f"refusing to bind {format_address(*address)} without --i-know: GrooveSeek has no authentication, "
-                "so anything that can reach this address can read the whole knowledge base"
+                f"refusing to bind {format_address(*address)} without --i-know: GrooveSeek has no "
+                "authentication, so anything that can reach this address can read the whole knowledge base"
             )
         return TransportPlan("http", address)
     if port is not None:
@@ -105,23 +106,26 @@ def startup_warnings(plan: TransportPlan, http: HttpConfig, policy: GatePolicy, 
     warnings = []
     assert plan.address is not None
     if not is_loopback(plan.address[0]):
-        warnings.append(f"GrooveSeek has no authentication: anything that can reach {bound} can read the whole "
-                        "knowledge base")  # fmt: skip
+        warnings.append(
+            f"GrooveSeek has no authentication: anything that can reach {bound} can read the whole "
+            "knowledge base"
+        )
         if tuple(http.allowed_hosts) == DEFAULT_ALLOWED_HOSTS:
             warnings.append(
-                "non-loopback bind with the default allowed_hosts: requests naming a non-loopback Host will be "
-                "refused with 403 until [transport.http].allowed_hosts lists it"
+                "non-loopback bind with the default allowed_hosts: requests naming a non-loopback Host will "
+                "be refused with 403 until [transport.http].allowed_hosts lists it"
             )
     if policy.hosts is not None and not any(h.is_loopback for h in policy.hosts):
         warnings.append("[transport.http].allowed_hosts has no loopback entry: local clients will be refused")
     if policy.origins is None:
         warnings.append(
-            "[transport.http].allowed_origins = [] turns Origin validation off: a web page in a local browser "
-            "can send requests to this server (DNS rebinding)"
+            "[transport.http].allowed_origins = [] turns Origin validation off: a web page in a local "
+            "browser can send requests to this server (DNS rebinding)"
         )
     elif not any(o.address.is_loopback for o in policy.origins):
-        warnings.append("[transport.http].allowed_origins has no loopback entry: local browser clients will be "
-                        "refused")  # fmt: skip
+        warnings.append(
+            "[transport.http].allowed_origins has no loopback entry: local browser clients will be refused"
+        )
     return warnings
 
 
@@ -155,8 +159,13 @@ def stdout_reserved_for_protocol() -> Iterator[int | None]:
         os.close(saved)
 
 
-def serve_stdio(server: Server[Any], protocol_fd: int | None, *, on_ready: Callable[[], None],
-                on_signal: Callable[[], None]) -> None:  # fmt: skip
+def serve_stdio(
+    server: Server[Any],
+    protocol_fd: int | None,
+    *,
+    on_ready: Callable[[], None],
+    on_signal: Callable[[], None],
+) -> None:
     """Serve one client over stdin/stdout until stdin closes (R7.41).
 
     On SIGINT/SIGTERM ``on_signal`` runs (it releases the index) and the process ends at once: the
@@ -281,8 +290,14 @@ class _Uvicorn(uvicorn.Server):
 class HttpService:
     """One HTTP server on an already bound socket. ``run`` blocks; ``stop`` may be called from any thread."""
 
-    def __init__(self, app: ASGIApp, sock: socket.socket, *, on_ready: Callable[[], None] = lambda: None,
-                 on_signal: Callable[[], None] = lambda: None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        app: ASGIApp,
+        sock: socket.socket,
+        *,
+        on_ready: Callable[[], None] = lambda: None,
+        on_signal: Callable[[], None] = lambda: None,
+    ) -> None:
         config = uvicorn.Config(
             app,
             log_config=None,  # keep GrooveSeek's stderr logging; uvicorn's default logs to stdout

@@ -31,7 +31,10 @@ __all__ = [
 MAX_ENTRIES = 64
 MAX_ENTRY_BYTES = 1024
 EMPTY_PATH_GLOBS = 'path_globs cannot be empty. Use null to disable, or ["**", "!a/**"] for exclude-only.'
-FIELDS_PENDING = "fields / fields_not are unavailable until groove index has recorded the declared field set; run groove index"
+FIELDS_PENDING = (
+    "fields / fields_not are unavailable until groove index has recorded the "
+    "declared field set; run groove index"
+)
 
 
 def _too_many(name: str, what: str, count: int) -> SearchError:

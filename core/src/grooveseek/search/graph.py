@@ -118,7 +118,8 @@ def _exclude_paths(value: object) -> tuple[str, ...]:
         size = len(item.encode("utf-8"))
         if size > MAX_EXCLUDE_PATH_BYTES:
             raise GraphError(
-                f"exclude_paths has an entry that is too large: {size} bytes (max {MAX_EXCLUDE_PATH_BYTES} bytes)."
+                f"exclude_paths has an entry that is too large: {size} bytes (max "
+                f"{MAX_EXCLUDE_PATH_BYTES} bytes)."
             )
     return items
 
@@ -383,9 +384,19 @@ def _build_nodes(pending: Sequence[_Pending], rows: dict[int, GraphNodeRow]) -> 
     for node_id, p in enumerate(pending):
         row = rows[p.chunk_id]
         out.append(
-            GraphNode(node_id, p.parent_id, p.depth, p.chunk_id, p.score, row.path, row.heading, row.title,
-                      row.topic, snippet(row.head))
-        )  # fmt: skip
+            GraphNode(
+                node_id,
+                p.parent_id,
+                p.depth,
+                p.chunk_id,
+                p.score,
+                row.path,
+                row.heading,
+                row.title,
+                row.topic,
+                snippet(row.head),
+            )
+        )
     return tuple(out)
 
 

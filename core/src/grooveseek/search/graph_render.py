@@ -76,7 +76,8 @@ def render_dot(result: GraphResult) -> str:
     header += [f"TRUNCATED: {t.reason} (limit {t.limit})" for t in result.truncation]
     out = [
         "digraph connection_graph {",
-        f"  graph [rankdir=LR, labelloc=t, labeljust=l, fontname=Helvetica, label={_dot_str(chr(10).join(header))}];",
+        "  graph [rankdir=LR, labelloc=t, labeljust=l, fontname=Helvetica, "
+        f"label={_dot_str(chr(10).join(header))}];",
         '  node [shape=box, style="rounded,filled", fontname=Helvetica, fontsize=10];',
         "  edge [fontname=Helvetica, fontsize=9];",
     ]
@@ -97,7 +98,8 @@ def render_dot(result: GraphResult) -> str:
         )
         out.append(
             f"  truncated [shape=note, style=filled, fillcolor={_dot_str(TRUNCATION_FILL)}, "
-            f"color={_dot_str(TRUNCATION_COLOUR)}, fontcolor={_dot_str(TRUNCATION_COLOUR)}, label={_dot_str(note)}];"
+            f"color={_dot_str(TRUNCATION_COLOUR)}, fontcolor={_dot_str(TRUNCATION_COLOUR)}, "
+            f"label={_dot_str(note)}];"
         )
     out.append("}")
     return "\n".join(out)
@@ -169,7 +171,8 @@ def _svg_node(node: GraphNode, x: float, y: float) -> list[str]:
     tip = f"{_anchor(node)}\ndepth {node.depth}, score {node.score:.3f}\n{node.snippet}"
     return [
         f'<g class="node" id="n{node.node_id}"><title>{_x(tip)}</title>',
-        f'<rect x="{x:.1f}" y="{y:.1f}" width="{BOX_W}" height="{BOX_H}" rx="6" fill="{depth_colour(node.depth)}"/>',
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{BOX_W}" height="{BOX_H}" rx="6" '
+        f'fill="{depth_colour(node.depth)}"/>',
         f'<text x="{x + 8:.1f}" y="{y + 15:.1f}" class="path">{_x(line1)}</text>',
         f'<text x="{x + 8:.1f}" y="{y + 30:.1f}" class="heading">{_x(line2)}</text>',
         "</g>",
@@ -180,7 +183,8 @@ def _svg_edge(parent: tuple[float, float], child: tuple[float, float], score: fl
     (px, py), (cx, cy) = parent, child
     bend = (cx - px) / 2
     return [
-        f'<path class="edge" d="M{px:.1f},{py:.1f} C{px + bend:.1f},{py:.1f} {cx - bend:.1f},{cy:.1f} {cx:.1f},{cy:.1f}"/>',
+        f'<path class="edge" d="M{px:.1f},{py:.1f} C{px + bend:.1f},{py:.1f} '
+        f'{cx - bend:.1f},{cy:.1f} {cx:.1f},{cy:.1f}"/>',
         f'<text class="score" x="{cx - 6:.1f}" y="{cy - 5:.1f}">{score:.3f}</text>',
     ]
 
@@ -223,11 +227,14 @@ def render_svg(result: GraphResult) -> str:
     }
     columns = max((n.depth for n in result.nodes), default=0) + 1
     leaf_rows = int(max(rows.values(), default=0)) + 1
-    width = max(MARGIN * 2 + columns * BOX_W + (columns - 1) * COL_GAP,
-                MARGIN * 2 + int(max(len(text) for _, text in header) * CHAR_W))  # fmt: skip
+    width = max(
+        MARGIN * 2 + columns * BOX_W + (columns - 1) * COL_GAP,
+        MARGIN * 2 + int(max(len(text) for _, text in header) * CHAR_W),
+    )
     height = tree_top + leaf_rows * ROW_H + MARGIN
     body = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}">',
         f"<title>{_x(header[0][1])}</title>",
         _SVG_STYLE,
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
@@ -235,8 +242,9 @@ def render_svg(result: GraphResult) -> str:
     if result.truncation:  # a red frame around the header makes a cut walk hard to miss
         top = MARGIN + LINE_H * 2 - 4
         body.append(
-            f'<rect x="{MARGIN - 6}" y="{top}" width="{width - 2 * MARGIN + 12}" height="{LINE_H * (len(header) - 2) + 8}" '
-            f'rx="4" fill="{TRUNCATION_FILL}" stroke="{TRUNCATION_COLOUR}"/>'
+            f'<rect x="{MARGIN - 6}" y="{top}" width="{width - 2 * MARGIN + 12}" '
+            f'height="{LINE_H * (len(header) - 2) + 8}" rx="4" fill="{TRUNCATION_FILL}" '
+            f'stroke="{TRUNCATION_COLOUR}"/>'
         )
     for i, (cls, text) in enumerate(header):
         body.append(f'<text x="{MARGIN}" y="{MARGIN + LINE_H * i + 12}" class="{cls}">{_x(text)}</text>')

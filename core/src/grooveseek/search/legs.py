@@ -58,7 +58,9 @@ def vector_leg(
     return LegResult("vector", tuple(cid for cid, _ in candidates), dict(candidates))
 
 
-def cjk_leg(store: Store, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]) -> LegResult:
+def cjk_leg(
+    store: Store, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]
+) -> LegResult:
     """Two-character kanji/katakana words, which the trigram leg cannot match (design; docs/retrieval.md).
 
     Empty (and free) unless the positive text holds such a word. Exclusions are FTS5's judgement, as
@@ -68,6 +70,9 @@ def cjk_leg(store: Store, compiled: CompiledQuery, n: int, req: SearchRequest, e
     if "cjk" not in req.legs or not terms:
         return LegResult("cjk", ())
     fetch = fetch_size(n, True) if excluded else n
-    ranked = [(cid, s) for cid, s in store.cjk_candidates(terms, fetch, req.fusion.weights, req.filters)
-              if cid not in excluded][:n]  # fmt: skip
+    ranked = [
+        (cid, s)
+        for cid, s in store.cjk_candidates(terms, fetch, req.fusion.weights, req.filters)
+        if cid not in excluded
+    ][:n]
     return LegResult("cjk", tuple(cid for cid, _ in ranked), dict(ranked))

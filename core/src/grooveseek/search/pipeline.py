@@ -37,10 +37,19 @@ def pool_sizes(limit: int, *, mmr: bool, rerank: bool) -> tuple[int, int]:
 
 def _hit(row: HitRow, score: float) -> Hit:
     return Hit(
-        chunk_id=row.chunk_id, score=score, path=row.path, title=row.title, heading=row.heading,
-        topic=row.topic, date=row.date, tags=row.tags, content=row.content, start_line=row.start_line,
-        end_line=row.end_line, symbol_kind=row.symbol_kind,
-    )  # fmt: skip
+        chunk_id=row.chunk_id,
+        score=score,
+        path=row.path,
+        title=row.title,
+        heading=row.heading,
+        topic=row.topic,
+        date=row.date,
+        tags=row.tags,
+        content=row.content,
+        start_line=row.start_line,
+        end_line=row.end_line,
+        symbol_kind=row.symbol_kind,
+    )
 
 
 def filter_applied(req: SearchRequest, compiled: CompiledQuery) -> dict[str, object]:
@@ -73,7 +82,9 @@ def _explain(legs: Sequence[LegResult], cid: int, rrf_score: float, rerank_score
     return out
 
 
-def run_search(store: Store, embedder: Embedder, req: SearchRequest, *, reranker: Reranker | None = None) -> SearchResponse:
+def run_search(
+    store: Store, embedder: Embedder, req: SearchRequest, *, reranker: Reranker | None = None
+) -> SearchResponse:
     """Run the whole pipeline for one request and return the R6.52 wrapper."""
     validate_filters(req.filters)  # R6.30: every surface is bound, not only the MCP boundary
     require_declared_fields(store, req.filters)
@@ -108,7 +119,13 @@ def run_search(store: Store, embedder: Embedder, req: SearchRequest, *, reranker
         spans = match_spans(hit.content, terms) if compiled.positive_text.strip() else None
         hit = attrs.evolve(hit, match_spans=spans)
         if req.explain:
-            hit = attrs.evolve(hit, explain=_explain(legs, row.chunk_id, rrf_scores[row.chunk_id],
-                                                     rerank_scores.get(row.chunk_id)))  # fmt: skip
+            hit = attrs.evolve(
+                hit,
+                explain=_explain(
+                    legs, row.chunk_id, rrf_scores[row.chunk_id], rerank_scores.get(row.chunk_id)
+                ),
+            )
         hits.append(hit)
-    return SearchResponse(results=tuple(hits), low_confidence=flag, filter_applied=filter_applied(req, compiled))
+    return SearchResponse(
+        results=tuple(hits), low_confidence=flag, filter_applied=filter_applied(req, compiled)
+    )

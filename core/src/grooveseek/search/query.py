@@ -164,7 +164,9 @@ def _dedupe_cap(phrases: list[str], warnings: list[str]) -> list[str]:
     unique = list(seen)
     if len(unique) > PHRASE_CAP:
         dropped = len(unique) - PHRASE_CAP
-        warnings.append(f"fts_query: query exceeded the phrase cap ({PHRASE_CAP}); {dropped} phrase(s) dropped")
+        warnings.append(
+            f"fts_query: query exceeded the phrase cap ({PHRASE_CAP}); {dropped} phrase(s) dropped"
+        )
         unique = unique[:PHRASE_CAP]
     return unique
 
@@ -209,4 +211,6 @@ def compile_query(query: str) -> CompiledQuery:
         expression = f"({pos_expr}) NOT ({neg_expr})"
     for warning in warnings:
         log.warning(warning)
-    return CompiledQuery(positive_text, tuple(positive), tuple(negative), expression, neg_expr, tuple(warnings))
+    return CompiledQuery(
+        positive_text, tuple(positive), tuple(negative), expression, neg_expr, tuple(warnings)
+    )

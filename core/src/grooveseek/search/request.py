@@ -118,8 +118,12 @@ def resolve_request(
     return SearchRequest(
         query=query,
         limit=clamp_limit(limit),
-        filters=filters if filters is not None else SearchFilters(min_quality=config.quality_filter.effective_threshold),
-        min_confidence_ratio=cfg.min_confidence_ratio if min_confidence_ratio is None else min_confidence_ratio,
+        filters=filters
+        if filters is not None
+        else SearchFilters(min_quality=config.quality_filter.effective_threshold),
+        min_confidence_ratio=cfg.min_confidence_ratio
+        if min_confidence_ratio is None
+        else min_confidence_ratio,
         ratio_given=min_confidence_ratio is not None,
         fusion=fusion_from(config),
         legs=legs,

@@ -34,17 +34,26 @@ class DocumentWrites:
 
     def _upsert_doc_row(self, rec: DocumentRecord) -> int:
         values = (
-            rec.parser_id, rec.title, int(rec.title_from_filename), rec.topic, int(rec.topic_from_frontmatter),
-            rec.category, rec.depth, json.dumps(list(rec.tags), ensure_ascii=False), rec.date,
-            rec.content_hash, rec.size_bytes, _now(),
-        )  # fmt: skip
+            rec.parser_id,
+            rec.title,
+            int(rec.title_from_filename),
+            rec.topic,
+            int(rec.topic_from_frontmatter),
+            rec.category,
+            rec.depth,
+            json.dumps(list(rec.tags), ensure_ascii=False),
+            rec.date,
+            rec.content_hash,
+            rec.size_bytes,
+            _now(),
+        )
         rows = self.conn.execute("select id from documents where path=?", (rec.path,)).fetchall()
         if rows:
             doc_id = rows[0][0]
             self.conn.execute(
                 "update documents set parser_id=?, title=?, title_from_filename=?, topic=?, "
-                "topic_from_frontmatter=?, category=?, depth=?, tags=?, date=?, content_hash=?, size_bytes=?, "
-                "last_indexed=? where id=?",
+                "topic_from_frontmatter=?, category=?, depth=?, tags=?, date=?, content_hash=?, "
+                "size_bytes=?, last_indexed=? where id=?",
                 (*values, doc_id),
             )
         else:
@@ -81,11 +90,23 @@ class DocumentWrites:
             doc_id = self._upsert_doc_row(rec)
             for chunk, vector in zip(chunks, vectors, strict=True):
                 self.conn.execute(
-                    "insert into chunks(document_id, chunk_index, heading, level, content, context, token_count, "
-                    "quality_score, start_line, end_line, symbol_kind) values (?,?,?,?,?,?,?,?,?,?,?)",
-                    (doc_id, chunk.chunk_index, chunk.heading, chunk.level, chunk.content, chunk.context,
-                     chunk.token_count, chunk.quality_score, chunk.start_line, chunk.end_line, chunk.symbol_kind),
-                )  # fmt: skip
+                    "insert into chunks(document_id, chunk_index, heading, level, content, context, "
+                    "token_count, quality_score, start_line, end_line, symbol_kind) "
+                    "values (?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        doc_id,
+                        chunk.chunk_index,
+                        chunk.heading,
+                        chunk.level,
+                        chunk.content,
+                        chunk.context,
+                        chunk.token_count,
+                        chunk.quality_score,
+                        chunk.start_line,
+                        chunk.end_line,
+                        chunk.symbol_kind,
+                    ),
+                )
                 chunk_id = self.conn.last_insert_rowid()
                 self.conn.execute(
                     "insert into fts_chunks(rowid, heading, context, content) values (?,?,?,?)",
@@ -93,7 +114,12 @@ class DocumentWrites:
                 )
                 self.conn.execute(
                     "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
-                    (chunk_id, bigram_text(chunk.heading or ""), bigram_text(chunk.context), bigram_text(chunk.content)),
+                    (
+                        chunk_id,
+                        bigram_text(chunk.heading or ""),
+                        bigram_text(chunk.context),
+                        bigram_text(chunk.content),
+                    ),
                 )
                 self.conn.execute(
                     "insert into vec_chunks(chunk_id, embedding) values (?, ?)", (chunk_id, _vec_blob(vector))
@@ -123,7 +149,9 @@ class DocumentWrites:
                 self.conn.execute("update documents set path=? where path=?", (new, old))
                 for column in ("title", "topic", "category"):
                     if column in updates:
-                        self.conn.execute(f"update documents set {column}=? where path=?", (updates[column], new))
+                        self.conn.execute(
+                            f"update documents set {column}=? where path=?", (updates[column], new)
+                        )
 
     def reset(self, dimension: int, meta: dict[str, str | None]) -> None:
         """The forced reset of R4.30: empty every table, recreate vec at ``dimension``, record meta."""
@@ -133,7 +161,9 @@ class DocumentWrites:
             self.conn.execute("delete from fts_cjk")
             self.conn.execute("drop table if exists vec_chunks")
             self.conn.execute(vec_table_sql(dimension))
-            self.conn.execute("delete from index_meta where key like 'parser_policy:%' or key='declared_fields'")
+            self.conn.execute(
+                "delete from index_meta where key like 'parser_policy:%' or key='declared_fields'"
+            )
             for key, value in meta.items():
                 if value is not None:
                     self.conn.execute("insert or replace into index_meta values (?, ?)", (key, value))

@@ -23,8 +23,8 @@ class Queries:
 
     def documents(self) -> dict[str, StoredDoc]:
         rows = self.conn.execute(
-            "select id, path, content_hash, parser_id, title_from_filename, topic_from_frontmatter, title is null "
-            "from documents"
+            "select id, path, content_hash, parser_id, title_from_filename, "
+            "topic_from_frontmatter, title is null from documents"
         )
         return {r[1]: StoredDoc(r[0], r[1], r[2], r[3], bool(r[4]), bool(r[5]), bool(r[6])) for r in rows}
 
@@ -109,8 +109,12 @@ class Queries:
             add(f"exists (select 1 from json_each(d.tags) t where t.value in ({_marks(tags)}))", *tags)
         if filters.tags_all:
             tags = _unique(filters.tags_all)
-            add(f"(select count(distinct t.value) from json_each(d.tags) t where t.value in ({_marks(tags)})) = ?",
-                *tags, len(tags))  # fmt: skip
+            add(
+                "(select count(distinct t.value) from json_each(d.tags) t where "
+                f"t.value in ({_marks(tags)})) = ?",
+                *tags,
+                len(tags),
+            )
         # R6.28: inclusive string comparison; a NULL date fails either bound.
         if filters.date_from:
             add("d.date is not null and d.date >= ?", filters.date_from)

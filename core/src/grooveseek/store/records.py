@@ -71,4 +71,3 @@ def _now() -> str:
 
 def _vec_blob(vector: np.ndarray) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
-

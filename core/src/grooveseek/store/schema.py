@@ -48,10 +48,12 @@ def _m001_initial(conn: apsw.Connection) -> None:
 def _m002_cjk_bigrams(conn: apsw.Connection) -> None:
     """The CJK bigram table (design, docs/retrieval.md), backfilled from existing chunks."""
     conn.execute(
-        "create virtual table if not exists fts_cjk using fts5(heading, context, content, tokenize='unicode61')"
+        "create virtual table if not exists fts_cjk using fts5(heading, context, "
+        "content, tokenize='unicode61')"
     )
     rows = conn.execute(
-        "select id, coalesce(heading, ''), context, content from chunks where id not in (select rowid from fts_cjk)"
+        "select id, coalesce(heading, ''), context, content from chunks where id not "
+        "in (select rowid from fts_cjk)"
     ).fetchall()
     conn.executemany(
         "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
@@ -65,4 +67,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def vec_table_sql(dimension: int) -> str:
     """R4.11: default L2 distance; vectors are unit length, so L2 order equals cosine order."""
-    return f"create virtual table vec_chunks using vec0(chunk_id integer primary key, embedding float[{dimension}])"
+    return (
+        "create virtual table vec_chunks using vec0(chunk_id integer primary key, "
+        f"embedding float[{dimension}])"
+    )

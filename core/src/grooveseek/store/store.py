@@ -24,7 +24,15 @@ from .schema import MIGRATIONS, PRODUCER, SCHEMA_VERSION, vec_table_sql
 from .serving import ServingQueries
 from .stages import StageQueries
 
-__all__ = ["AWAITING_REPARSE", "SCHEMA_VERSION", "DocumentRecord", "HitRow", "Store", "StoredDoc", "remove_index_files"]
+__all__ = [
+    "AWAITING_REPARSE",
+    "SCHEMA_VERSION",
+    "DocumentRecord",
+    "HitRow",
+    "Store",
+    "StoredDoc",
+    "remove_index_files",
+]
 
 
 class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, ServingQueries):
@@ -91,7 +99,8 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
         if self.conn.readonly("main"):
             raise StoreError(
                 f"{self.path}: the index file is read-only, so it cannot be updated. Make it and "
-                f"{self.path.parent} writable for this user (for example chmod u+w), then run the command again."
+                f"{self.path.parent} writable for this user (for example chmod "
+                "u+w), then run the command again."
             )
 
     def holds_snapshot(self) -> bool:
@@ -117,7 +126,8 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
         record the run's bookkeeping, so a failed run writes neither."""
         with self.conn:
             self.conn.executemany(
-                "update documents set content_hash=? where path=?", [(AWAITING_REPARSE, p) for p in awaiting_reparse]
+                "update documents set content_hash=? where path=?",
+                [(AWAITING_REPARSE, p) for p in awaiting_reparse],
             )
             self.set_meta(meta)
 

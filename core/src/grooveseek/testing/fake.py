@@ -38,7 +38,9 @@ class FakeEmbedder(Embedder):
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         self.calls += len(texts)
-        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+        return (
+            np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._vector(text)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from grooveseek.errors import ModelError
 from grooveseek.interfaces import Embedder
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
 from grooveseek.errors import GrooveError, ModelError
 
 from .models import OFFLINE_MODEL_ID, RERANKER_OFF_HINT, RERANKERS, ModelSpec, RerankerSpec

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from grooveseek.errors import ModelError
 from grooveseek.interfaces import Reranker
 
@@ -101,9 +102,14 @@ class FastEmbedReranker(Reranker):
                     print(loading_message(self.spec, self._model_dir), file=sys.stderr, flush=True)
 
                 self._runtime = load_cross_encoder(
-                    self.spec, cache_dir, max_length=self.max_length, threads=self._threads,
-                    announce=announce, env=self._env, model_dir=self._model_dir,
-                )  # fmt: skip
+                    self.spec,
+                    cache_dir,
+                    max_length=self.max_length,
+                    threads=self._threads,
+                    announce=announce,
+                    env=self._env,
+                    model_dir=self._model_dir,
+                )
             return self._runtime
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:

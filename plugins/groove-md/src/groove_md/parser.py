@@ -168,7 +168,7 @@ def load_yaml(yaml_text: str, first_line: int) -> tuple[yamlcore.Loaded | None, 
         loaded = yamlcore.load(yaml_text)
     # Not only YAMLError: deep nesting raises RecursionError. Any failure means "unparsed", which
     # keeps the body indexed (R3.21). (An impossible date no longer raises: it keeps its text.)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any YAML failure means "unparsed", never an abort
         return None, yaml_reason(exc, first_line)
     if loaded.values is None:  # a block of comments only
         return yamlcore.Loaded({}, {}), None
@@ -197,7 +197,7 @@ def split_sections(body: str) -> tuple[Section, ...]:
 
     for line in body.split("\n"):
         stripped = line.strip()
-        if stripped.startswith("### ") or stripped.startswith("## "):
+        if stripped.startswith(("### ", "## ")):
             flush()
             level = 3 if stripped.startswith("### ") else 2
             heading = stripped[level + 1 :].strip()

@@ -30,4 +30,6 @@ class TextParser(Parser):
         # Empty or whitespace-only: no section, so the indexer skips the file as empty (R3.30).
         sections = (Section(heading=None, level=None, text=body),) if body else ()
         # get_document returns the file as written, CRLF and lone CR kept (R7.12).
-        return ParsedDocument(sections=sections, read_text=raw_text(data), title=filename_title(rel_path) or None)
+        return ParsedDocument(
+            sections=sections, read_text=raw_text(data), title=filename_title(rel_path) or None
+        )
