@@ -9,6 +9,7 @@ from ..console import echo_err
 from ..index.guard import open_for_search
 from ..search.pipeline import run_search
 from ..search.request import resolve_request
+from ..search.snippet import compact_hit
 from ..types import SearchFilters, SearchResponse
 from .options import (
     BOOL,
@@ -38,11 +39,17 @@ def _explain_lines(explain: dict) -> list[str]:
     return [line]
 
 
-def render_text(response: SearchResponse, ratio: float) -> str:
-    """R8.15: optional low-confidence line, then one block per hit separated by ``\\n---\\n``."""
+def render_text(response: SearchResponse, ratio: float, *, full: bool = False) -> str:
+    """R8.15: optional low-confidence line, then one block per hit separated by ``\\n---\\n``.
+
+    Each block ends with a bounded snippet around the best match, its second line giving
+    ``path:line`` of the snippet's first line (docs/cli.md); ``full`` prints the whole chunk instead.
+    """
     blocks = []
     for hit in response.results:
-        lines = [f"# {hit.title or '(no title)'}", f"{hit.path}#{hit.heading}" if hit.heading else hit.path]
+        shown_hit = hit if full else compact_hit(hit)
+        where = shown_hit.location or (f"{hit.path}:{hit.start_line}" if hit.start_line else hit.path)
+        lines = [f"# {hit.title or '(no title)'}", f"{where}  #{hit.heading}" if hit.heading else where]
         lines.append(f"score: {hit.score:.4f}")
         if hit.tags:
             lines.append(f"tags: {', '.join(hit.tags)}")
@@ -54,7 +61,7 @@ def render_text(response: SearchResponse, ratio: float) -> str:
             lines.append("match_spans: " + ", ".join(f'"{t}"' for t in shown))
         if hit.explain is not None:
             lines += _explain_lines(dict(hit.explain))
-        lines += ["", hit.content]
+        lines += ["", shown_hit.content]
         blocks.append("\n".join(lines))
     head = f"[low_confidence: top1 / mean ratio < {ratio}]\n" if response.low_confidence else ""
     return head + "\n---\n".join(blocks)
@@ -112,6 +119,9 @@ def _fields(values: tuple[str, ...], flag: str) -> dict[str, tuple[str, ...]]:
 @click.option(
     "--explain", is_flag=True, help="Show each hit's per-leg ranks and scores, the fusion and the reranker."
 )
+@click.option(
+    "--full", is_flag=True, help="--format text: print each hit's whole chunk instead of a snippet."
+)
 @format_option(("json", "text"), "json")
 @click.pass_context
 def search_command(
@@ -139,6 +149,7 @@ def search_command(
     mmr_same_doc_penalty: float | None,
     parent_retriever: bool | None,
     explain: bool,
+    full: bool,
     fmt: str,
 ) -> None:
     """Hybrid (vector + full-text) search. A query starting with '-' needs '--' first."""
@@ -189,5 +200,5 @@ def search_command(
     click.echo(
         dump_json(response.as_dict())
         if fmt == "json"
-        else render_text(response, request.min_confidence_ratio)
+        else render_text(response, request.min_confidence_ratio, full=full)
     )

@@ -47,6 +47,8 @@ class IndexConfig:
     max_binary_file_size: int = MIB50
     max_text_file_size: int = MIB50
     max_decompressed_size: int = MIB50
+    # None: the embedder's max_input_tokens (docs/retrieval.md, "Chunk size"). Trusted configs only.
+    max_chunk_tokens: int | None = None
 
 
 @attrs.frozen

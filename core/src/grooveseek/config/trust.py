@@ -218,6 +218,9 @@ def _restrict_eval_and_index(
     changes = {key: getattr(IndexConfig(), key) for key in SIZE_KEYS if key in raw_index}
     for key in changes:
         out.append(ctx.warn(f"[index].{key} is ignored and the 50 MiB default applies"))
+    if "max_chunk_tokens" in raw_index:  # a chunk size is a cost and quality decision: trusted only
+        changes["max_chunk_tokens"] = None
+        out.append(ctx.warn("[index].max_chunk_tokens is ignored and the embedding model's window applies"))
     return attrs.evolve(cfg, index=attrs.evolve(cfg.index, **changes)) if changes else cfg
 
 

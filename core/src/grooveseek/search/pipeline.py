@@ -22,7 +22,7 @@ from .parent import expand
 from .query import CompiledQuery, compile_query
 from .request import SearchRequest
 from .rerank import rerank
-from .spans import match_spans
+from .spans import match_spans, span_terms
 
 
 def pool_sizes(limit: int, *, mmr: bool, rerank: bool) -> tuple[int, int]:
@@ -49,6 +49,7 @@ def _hit(row: HitRow, score: float) -> Hit:
         start_line=row.start_line,
         end_line=row.end_line,
         symbol_kind=row.symbol_kind,
+        anchor=row.anchor,
     )
 
 
@@ -109,8 +110,13 @@ def run_search(
         pool = mmr_select(store, pool, req.mmr, req.limit)
     pool = pool[: req.limit]
     flag = low_confidence([score for _, score in pool], req.min_confidence_ratio)
-    # R6.49: the positive FTS phrases (a quoted phrase is one term), else the positive text's words.
-    terms = compiled.positive or tuple(compiled.positive_text.split())
+    # R6.49: the positive FTS phrases (a quoted phrase is one term), else the positive text's words,
+    # less the stopwords and particles that would highlight every hit (span_terms).
+    terms = (
+        span_terms(compiled.positive, phrases=True)
+        if compiled.positive
+        else span_terms(compiled.positive_text.split())
+    )
     hits = []
     for row, score in pool:
         hit = _hit(row, score)
