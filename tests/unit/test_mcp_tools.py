@@ -93,10 +93,11 @@ def test_exactly_six_tools_with_the_spec_parameters() -> None:
                 "mmr_lambda",
                 "mmr_same_doc_penalty",
                 "parent_retriever",
+                "content",
             },
         ),
         "list_topics": (None, set()),
-        "get_document": ("path", set()),
+        "get_document": ("path", {"from_line", "to_line"}),
         "get_best_practice": ("target", {"category"}),
         "rebuild_index": (None, {"force"}),
         "get_connection_graph": (
@@ -116,7 +117,8 @@ def test_exactly_six_tools_with_the_spec_parameters() -> None:
         ),
     }
     assert list(TOOLS) == list(expected)
-    assert set(attrs.fields_dict(tools.SearchArgs)) == expected["search"][1]  # the function takes them all
+    # The function takes them all: the filters and knobs as SearchArgs, the answer's shape apart.
+    assert set(attrs.fields_dict(tools.SearchArgs)) | {"content"} == expected["search"][1]
     for name, (required, optional) in expected.items():
         schema = TOOLS[name].input_schema()
         assert schema.get("required", []) == ([required] if required else [])
@@ -203,7 +205,7 @@ def test_schemas_have_plain_types_only() -> None:
                 'search: unknown parameter "limt" (expected: query, limit, category, '
                 "topic, rerank, min_quality, include_low_quality, path_globs, tags_any, tags_all, date_from, "
                 "date_to, fields, fields_not, min_confidence_ratio, mmr, mmr_lambda, "
-                "mmr_same_doc_penalty, parent_retriever)"
+                "mmr_same_doc_penalty, parent_retriever, content)"
             ),
         ),
         ("list_topics", {"x": 1}, 'list_topics: unknown parameter "x" (expected: no parameters)'),
@@ -452,7 +454,7 @@ def test_list_topics_groups_and_tree(service: KBService) -> None:
             "category": "best-practices",
             "topic": "claude-code",
             "file_count": 1,
-            "titles": [],
+            "titles": ["Claude Code practices"],  # its first "# " heading
             "children": leaf,
         },
         {
@@ -478,7 +480,7 @@ def test_list_topics_groups_and_tree(service: KBService) -> None:
             "children": leaf,
         },
         {"category": "notes", "topic": None, "file_count": 1, "titles": ["seed list"], "children": leaf},
-        {"category": "stubs", "topic": None, "file_count": 1, "titles": [], "children": leaf},
+        {"category": "stubs", "topic": None, "file_count": 1, "titles": ["pumpkins"], "children": leaf},
     ]
 
 
@@ -644,7 +646,7 @@ def test_resource_listing_and_topic_read(service: KBService) -> None:
     assert "barrels" in read_resource(service, "kb://topic/deep-dive/water").text
     assert (
         read_resource(service, "kb://topic/stubs").text
-        == "# stubs\n\n- [stubs/pumpkins.md](kb://doc/stubs/pumpkins.md)\n"
+        == "# stubs\n\n- [pumpkins](kb://doc/stubs/pumpkins.md)\n"  # the file-name title
     )
     for bad in (
         "kb://topic/drafts",
@@ -656,3 +658,50 @@ def test_resource_listing_and_topic_read(service: KBService) -> None:
     ):
         with pytest.raises(ResourceNotFound):
             read_resource(service, bad)
+
+
+# -- compact answers (issue 10) ----------------------------------------------------------------------
+def test_search_hits_are_bounded_snippets_with_a_location_unless_full(service: KBService) -> None:
+    from grooveseek.search.snippet import SNIPPET_MAX_BYTES
+
+    snippet = tools.search(service, "prompts short", limit=3)["results"]
+    full = tools.search(service, "prompts short", limit=3, content="full")["results"]
+    assert [h["path"] for h in snippet] == [h["path"] for h in full]
+    for short, whole in zip(snippet, full, strict=True):
+        assert len(short["content"].encode()) <= SNIPPET_MAX_BYTES + 6  # two ellipses
+        assert short["location"].startswith(f"{short['path']}:")
+        assert short.get("truncated", False) == (len(whole["content"].encode()) > SNIPPET_MAX_BYTES)
+        raw = short["content"].encode()
+        assert all(
+            raw[s["start"] : s["end"]].decode().lower() in ("prompts", "short") for s in short["match_spans"]
+        )
+    assert tools.search(service, "x", content="all") == {
+        "error": 'search: content must be "snippet" or "full", got "all"'
+    }
+
+
+def test_get_document_line_range(service: KBService) -> None:
+    whole = tools.get_document(service, "best-practices/claude-code/PERFECT.md")
+    part = tools.get_document(service, "best-practices/claude-code/PERFECT.md", from_line=3, to_line=4)
+    lines = whole["content"].split("\n")
+    assert part["content"] == "\n".join(lines[2:4]) + "\n"
+    assert (part["from_line"], part["to_line"], part["total_lines"]) == (
+        3,
+        4,
+        len(whole["content"].splitlines()),
+    )
+    tail = tools.get_document(service, "best-practices/claude-code/PERFECT.md", from_line=len(lines) - 1)
+    assert tail["content"] == "\n".join(lines[-2:])
+    assert "error" in tools.get_document(service, "best-practices/claude-code/PERFECT.md", from_line=0)
+    assert "error" in tools.get_document(
+        service, "best-practices/claude-code/PERFECT.md", from_line=5, to_line=2
+    )
+
+
+def test_mcp_json_is_compact_and_scores_have_four_significant_digits(service: KBService) -> None:
+    from grooveseek.mcp.server import dump
+
+    answer = tools.search(service, "prompts short", limit=3)
+    text = dump(answer)
+    assert "\n" not in text and ": " not in text.split('"content"')[0]
+    assert all(len(f"{h['score']:.10g}".lstrip("0.").rstrip("0")) <= 4 for h in answer["results"])

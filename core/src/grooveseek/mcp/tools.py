@@ -25,7 +25,7 @@ from ..service import KBService, RebuildRunning
 from ..store.serving import ServingRow
 from ..store.store import Store
 from ..text import category_topic, effective_tags, filename_title
-from ..types import SearchFilters, SearchResponse
+from ..types import SearchFilters, SearchResponse, round_score
 from .docread import DocumentRefused, read_document
 from .resources import ServableRules, doc_uri
 from .schemas import CONTENT_MODES
@@ -34,6 +34,11 @@ log = logging.getLogger("grooveseek.mcp")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 Json = dict[str, Any]
+
+# A default graph call stays under 16 KB (bench/response_size.py): 40 nodes of ~100-character snippets.
+# The CLI keeps R6.64's 100 nodes and R6.63's 200 characters, for people who read the tree.
+MCP_GRAPH_MAX_NODES = 40
+MCP_GRAPH_SNIPPET_CHARS = 100
 
 BEST_PRACTICE_NOT_CONFIGURED = (
     "get_best_practice is not configured. Add [best_practice].path_templates to groove.toml (for example: "
@@ -377,8 +382,10 @@ def get_connection_graph(service: KBService, start: str, **args: Any) -> Json:
     document without chunks; every refusal gets the tool's prefix (R7.26)."""
     from ..search.graph import GraphParams, connection_graph
 
+    given = {key: value for key, value in args.items() if value is not None}
+    given.setdefault("max_nodes", MCP_GRAPH_MAX_NODES)
     try:
-        params = GraphParams(start=start, **{key: value for key, value in args.items() if value is not None})
+        params = GraphParams(start=start, **given)
         threshold = service.app.config.quality_filter.effective_threshold
         with service.reader() as store:
             result = connection_graph(store, params, min_quality=threshold)
@@ -387,4 +394,16 @@ def get_connection_graph(service: KBService, start: str, **args: Any) -> Json:
     except Exception as exc:
         log.exception("get_connection_graph failed")
         return _error(f"get_connection_graph failed: {type(exc).__name__}: {exc}")
-    return result.as_dict()
+    return compact_graph(result.as_dict())
+
+
+def compact_graph(answer: Json) -> Json:
+    """The MCP graph answer with scores at 4 significant digits and snippets of
+    ``MCP_GRAPH_SNIPPET_CHARS`` (docs/mcp.md, "Answers"): a node is a pointer, its text is one
+    ``get_document`` call away."""
+    for node in answer["nodes"]:
+        node["score"] = round_score(node["score"])
+        snippet = node["snippet"].removesuffix("…")
+        if len(snippet) > MCP_GRAPH_SNIPPET_CHARS:
+            node["snippet"] = snippet[:MCP_GRAPH_SNIPPET_CHARS].rstrip() + "…"
+    return answer

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""How well does ``low_confidence`` separate answered queries from misses? (issue 10, docs/retrieval.md)
+
+    .venv/bin/python bench/low_confidence.py [npm-docs js-primer jsquad-valid] [--work work] [--limit 5]
+
+Reads the indexes ``bench/run_bench.py`` left in ``bench/<work>/<corpus>`` (run that first) and runs
+every golden query of the matching file through the default hybrid search with ``--explain``. Per
+query it records whether the top hit is correct (it matches an expected entry) and whether it is a
+miss (no expected entry in the top 10), plus the signals a rule could use:
+
+- ``ratio``: the old R6.40 rule, max / mean of the returned RRF scores (fires below 1.5);
+- ``top_sim``: cosine similarity of the best vector-leg match among the returned hits;
+- ``agree``: whether the top hit was found by at least two legs (vector, full-text, CJK bigram).
+
+It prints, for each rule and threshold, how often it fires on correct-top-hit queries and on
+misses, per corpus and over all of them. Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = {"npm-docs": "npm-docs.yml", "js-primer": "js-primer.yml", "jsquad-valid": "jsquad-valid-300.yml"}
+
+
+def collect(name: str, work: str, limit: int) -> list[dict]:
+    from grooveseek.app import build_app
+    from grooveseek.eval.golden import parse_golden
+    from grooveseek.eval.metrics import matches
+    from grooveseek.index.guard import open_for_search
+    from grooveseek.search.fusion import low_confidence
+    from grooveseek.search.pipeline import run_search
+    from grooveseek.search.request import SearchRequest
+
+    base = ROOT / "bench" / work / name
+    app = build_app(str(base / "groove.toml"), None)
+    golden = parse_golden((ROOT / "tests" / "fixtures" / "golden" / GOLDEN[name]).read_bytes(), GOLDEN[name])
+    store = open_for_search(app.db, app.kb, app.embedder)
+    rows = []
+    try:
+        for query in golden.queries:
+            hits = run_search(store, app.embedder, SearchRequest(query.query, limit=10, explain=True)).results
+            if not hits:
+                continue
+            shown = hits[:limit]
+
+            def ok(hit, expected=query.expected) -> bool:
+                return any(matches(hit.path, hit.heading, e) for e in expected)
+
+            sims = [1 - h.explain["vector"]["score"] ** 2 / 2 for h in shown if "vector" in h.explain]
+            legs = sum(1 for leg in ("fts", "vector", "cjk") if leg in shown[0].explain)
+            rows.append(
+                {
+                    "correct": ok(hits[0]),
+                    "miss": not any(ok(h) for h in hits),
+                    "old": low_confidence([h.score for h in shown], 1.5),
+                    "top_sim": max(sims, default=0.0),
+                    "agree": legs >= 2,
+                }
+            )
+    finally:
+        store.close()
+    return rows
+
+
+def rate(rows: list[dict], fires) -> tuple[str, str]:
+    correct = [r for r in rows if r["correct"]]
+    misses = [r for r in rows if r["miss"]]
+
+    def pct(group: list[dict]) -> str:
+        if not group:
+            return "   -  "
+        return f"{100 * sum(1 for r in group if fires(r)) / len(group):5.0f}%"
+
+    return pct(correct), pct(misses)
+
+
+def report(label: str, rows: list[dict]) -> None:
+    correct = sum(r["correct"] for r in rows)
+    misses = sum(r["miss"] for r in rows)
+    print(
+        f"\n{label}: {len(rows)} queries, {correct} with a correct top hit, {misses} misses (none in top 10)"
+    )
+    sims_c = [r["top_sim"] for r in rows if r["correct"]]
+    sims_m = [r["top_sim"] for r in rows if r["miss"]]
+    if sims_c and sims_m:
+        print(
+            f"  top_sim median: correct {statistics.median(sims_c):.3f}, miss {statistics.median(sims_m):.3f}"
+        )
+    print(f"  {'rule':<40}{'fires on correct':>18}{'fires on misses':>17}")
+    rules = [("old: max/mean < 1.5", lambda r: r["old"])]
+    rules.append(("legs disagree on the top hit", lambda r: not r["agree"]))
+    for t in (0.30, 0.35, 0.40, 0.45, 0.50, 0.55):
+        rules.append((f"top_sim < {t:.2f}", lambda r, t=t: r["top_sim"] < t))
+        rules.append(
+            (f"top_sim < {t:.2f} or legs disagree", lambda r, t=t: r["top_sim"] < t or not r["agree"])
+        )
+        rules.append(
+            (f"top_sim < {t:.2f} and legs disagree", lambda r, t=t: r["top_sim"] < t and not r["agree"])
+        )
+    for name, fires in rules:
+        on_correct, on_miss = rate(rows, fires)
+        print(f"  {name:<40}{on_correct:>18}{on_miss:>17}")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("corpora", nargs="*", default=list(GOLDEN))
+    parser.add_argument("--work", default="work")
+    parser.add_argument("--limit", type=int, default=5, help="hits the rule sees (the MCP default is 5)")
+    args = parser.parse_args(argv)
+    everything = []
+    for name in args.corpora:
+        rows = collect(name, args.work, args.limit)
+        report(name, rows)
+        everything += rows
+    report("all golden sets", everything)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
