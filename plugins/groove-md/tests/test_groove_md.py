@@ -394,7 +394,9 @@ class TestSections:
         assert heads(doc) == [(None, None, "前書き"), ("概要", 2, LONG_JA), ("詳細", 3, "本文")]
 
     def test_split_sections_returns_sections(self) -> None:
-        assert split_sections("## A\nb") == (Section(heading="A", level=2, text="b", start_line=2, end_line=2),)
+        assert split_sections("## A\nb") == (
+            Section(heading="A", level=2, text="b", start_line=2, end_line=2),
+        )
 
 
 # --- with the sections chunker (R3.25, R3.27, R3.28, R3.84) --------------------------------------
