@@ -9,8 +9,9 @@ interleaved so every build sees the same machine load. Each run speaks raw JSON-
 (no SDK on the client side, so only the server is timed) and records the wall time from spawn to the
 ``initialize`` reply, to the ``tools/list`` reply, and to the first ``search`` reply (which waits
 for the model), plus the server's CPU time (user + system) when ``initialize`` was answered, a
-figure the machine's load barely moves. Prints medians and the load average. Pass several ``--groove`` paths (for example
-another worktree's ``.venv/bin/groove``) to compare builds side by side.
+figure the machine's load barely moves. Prints medians and the load average. Pass several
+``--groove`` paths (for example another worktree's ``.venv/bin/groove``) to compare builds side by
+side.
 """
 
 from __future__ import annotations
