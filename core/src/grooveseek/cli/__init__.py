@@ -30,6 +30,7 @@ COMMANDS = {
     "serve": "grooveseek.cli.serve:serve_command",
     "validate": "grooveseek.cli.validate:validate_command",
     "doctor": "grooveseek.cli.doctor:doctor_command",
+    "tune": "grooveseek.cli.tune:tune_command",
 }
 
 

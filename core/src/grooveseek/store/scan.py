@@ -1,4 +1,4 @@
-"""Whole-index read scans for ``groove eval``'s golden-quote check (SPEC R10.20).
+"""Whole-index read scans for ``groove eval`` (the golden-quote check, R10.20) and ``groove tune``.
 
 A generator over every chunk's document path and texts, in stored order, so the check runs in
 memory proportional to one chunk rather than the index.
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import apsw
 
-__all__ = ["chunk_texts"]
+__all__ = ["any_context", "chunk_texts"]
 
 
 def chunk_texts(conn: apsw.Connection) -> Iterator[tuple[str, str | None, str, str]]:
@@ -21,3 +21,8 @@ def chunk_texts(conn: apsw.Connection) -> Iterator[tuple[str, str | None, str, s
     )
     for path, heading, context, content in rows:
         yield str(path), heading, str(context), str(content)
+
+
+def any_context(conn: apsw.Connection) -> bool:
+    """Does any chunk carry a non-empty context (breadcrumb or code scope)?"""
+    return conn.execute("select exists(select 1 from chunks where context != '')").fetchone()[0] == 1
