@@ -15,7 +15,7 @@ from ..errors import GrooveError
 from ..fieldschema import SchemaError, load_kb_schema
 from ..store.health import IndexHealth
 from ..store.store import Store
-from .options import config_option, dump_json, effective_config_path, format_option, kb_option
+from .options import config_option, dump_json, effective_config_path, format_option, index_path_of, kb_option
 
 
 def _print_text(diagnosis: Diagnosis) -> None:
@@ -42,7 +42,12 @@ def _print_text(diagnosis: Diagnosis) -> None:
 def doctor_command(ctx: click.Context, kb_path: str | None, config_path: str | None, fmt: str) -> None:
     """Check the index for damage and stale state; never loads a model, never repairs."""
     try:
-        app = build_app(effective_config_path(ctx, config_path), kb_path, with_embedder=False)
+        app = build_app(
+            effective_config_path(ctx, config_path),
+            kb_path,
+            with_embedder=False,
+            index_path=index_path_of(ctx),
+        )
         schema = load_kb_schema(app.kb)  # R11.21: before the index is opened
     except SchemaError as exc:
         echo_err(f"groove doctor: schema load error: {exc}")

@@ -46,6 +46,7 @@ from .options import (
     effective_config_path,
     finite,
     format_option,
+    index_path_of,
     kb_option,
     model_option,
 )
@@ -187,7 +188,7 @@ def _run(
         warn=lambda m: echo_err(f"warning: {m}"),
         **stages,
     )
-    store = open_for_search(app.db, app.kb, app.embedder)
+    store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
         fingerprint = _fingerprint(app, base, golden, ks, legs, store.meta("context_mode"))
 
@@ -273,6 +274,7 @@ def eval_command(
         kb_path,
         model=model,
         reranker="none" if reranker is None else reranker,
+        index_path=index_path_of(ctx),
     )
     cfg = app.config
     ks, run_limit = _bounded(

@@ -30,7 +30,15 @@ from ..search.request import FusionSettings, SearchRequest, clamp_limit
 from ..store.scan import any_context
 from ..types import SearchFilters
 from .eval import _golden_path, _k_values, _load_golden
-from .options import config_option, dump_json, effective_config_path, format_option, kb_option, model_option
+from .options import (
+    config_option,
+    dump_json,
+    effective_config_path,
+    format_option,
+    index_path_of,
+    kb_option,
+    model_option,
+)
 
 MAX_TUNE_K = 10_000
 N_WARN = 50
@@ -204,14 +212,20 @@ def tune_command(
     fmt: str,
 ) -> None:
     """Measure whether [search.fusion] settings can improve retrieval on this KB (applies nothing)."""
-    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model, reranker="none")
+    app = build_app(
+        effective_config_path(ctx, config_path),
+        kb_path,
+        model=model,
+        reranker="none",
+        index_path=index_path_of(ctx),
+    )
     ks = normalize_k_values(
         tuple(min(k, MAX_TUNE_K) for k in _k_values(k_raw, tuple(app.config.eval.k_values)))
     )
     ks = tuple(sorted(set(ks) | {5}))  # nDCG@5 is the primary metric
     run_limit = effective_limit(ks, limit)
     golden_set = _load_golden(_golden_path(golden, app.config.eval.golden, app.kb), app.kb)
-    raw = open_for_search(app.db, app.kb, app.embedder)
+    raw = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
         store = _Memo(raw)
         effective = tuple(q for q in golden_set.queries if _candidates(store, q.query) >= 2)
