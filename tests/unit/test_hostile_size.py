@@ -46,4 +46,6 @@ def test_a_20_mb_note_without_headings_is_bounded_end_to_end(tmp_path: Path) -> 
 
 
 def _chunks(store: Store) -> list[tuple[str, int | None, int | None]]:
-    return store.conn.execute("select content, start_line, end_line from chunks order by chunk_index").fetchall()
+    return store.conn.execute(
+        "select content, start_line, end_line from chunks order by chunk_index"
+    ).fetchall()
