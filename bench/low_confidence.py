@@ -35,6 +35,7 @@ def collect(name: str, work: str, limit: int) -> list[dict]:
     from grooveseek.search.fusion import low_confidence
     from grooveseek.search.pipeline import run_search
     from grooveseek.search.request import SearchRequest
+    from grooveseek.search.spans import span_terms
 
     base = ROOT / "bench" / work / name
     app = build_app(str(base / "groove.toml"), None)
@@ -52,6 +53,9 @@ def collect(name: str, work: str, limit: int) -> list[dict]:
                 return any(matches(hit.path, hit.heading, e) for e in expected)
 
             sims = [1 - h.explain["vector"]["score"] ** 2 / 2 for h in shown if "vector" in h.explain]
+            terms = {t.lower() for t in span_terms(query.query.split())}
+            top_text = f"{hits[0].title or ''} {hits[0].heading or ''} {hits[0].content}".lower()
+            coverage = sum(1 for t in terms if t in top_text) / len(terms) if terms else 1.0
             legs = sum(1 for leg in ("fts", "vector", "cjk") if leg in shown[0].explain)
             rows.append(
                 {
@@ -60,6 +64,7 @@ def collect(name: str, work: str, limit: int) -> list[dict]:
                     "old": low_confidence([h.score for h in shown], 1.5),
                     "top_sim": max(sims, default=0.0),
                     "agree": legs >= 2,
+                    "coverage": coverage,
                 }
             )
     finally:
@@ -99,9 +104,16 @@ def report(label: str, rows: list[dict]) -> None:
         rules.append(
             (f"top_sim < {t:.2f} or legs disagree", lambda r, t=t: r["top_sim"] < t or not r["agree"])
         )
-        rules.append(
-            (f"top_sim < {t:.2f} and legs disagree", lambda r, t=t: r["top_sim"] < t and not r["agree"])
-        )
+    rules.append(("coverage <= 0.50 (shipped)", lambda r: r["coverage"] <= 0.5))
+    for c in (0.34, 0.5, 0.67):
+        rules.append((f"coverage < {c:.2f}", lambda r, c=c: r["coverage"] < c))
+        for t in (0.35, 0.40):
+            rules.append(
+                (
+                    f"top_sim < {t:.2f} or coverage < {c:.2f}",
+                    lambda r, t=t, c=c: r["top_sim"] < t or r["coverage"] < c,
+                )
+            )
     for name, fires in rules:
         on_correct, on_miss = rate(rows, fires)
         print(f"  {name:<40}{on_correct:>18}{on_miss:>17}")

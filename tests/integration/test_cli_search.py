@@ -72,7 +72,7 @@ def test_text_format(npm_kb):
     assert result.exit_code == 0, result.output
     out = result.stdout
     if out.startswith("[low_confidence:"):
-        assert out.startswith("[low_confidence: top1 / mean ratio < 1.5]\n")
+        assert out.startswith("[low_confidence: the top hit holds at most half of the query's words]\n")
         out = out.split("\n", 1)[1]
     blocks = out.split("\n---\n")
     assert len(blocks) == 2

@@ -64,7 +64,11 @@ def render_text(response: SearchResponse, ratio: float, *, full: bool = False) -
             lines += _explain_lines(dict(hit.explain))
         lines += ["", shown_hit.content]
         blocks.append("\n".join(lines))
-    head = f"[low_confidence: top1 / mean ratio < {ratio}]\n" if response.low_confidence else ""
+    head = (
+        "[low_confidence: the top hit holds at most half of the query's words]\n"
+        if response.low_confidence
+        else ""
+    )
     return head + "\n---\n".join(blocks)
 
 
@@ -112,7 +116,11 @@ def _fields(values: tuple[str, ...], flag: str) -> dict[str, tuple[str, ...]]:
 @click.option(
     "--field-not", "fields_not", multiple=True, metavar="KEY=VALUE", help="Exclude by declared field."
 )
-@click.option("--min-confidence-ratio", type=float, help="low_confidence ratio (finite, >= 0; 0 disables).")
+@click.option(
+    "--min-confidence-ratio",
+    type=float,
+    help="0 turns low_confidence off (finite, >= 0; other values no longer change it).",
+)
 @click.option("--mmr", type=BOOL, help="MMR re-selection on or off for this query.")
 @click.option("--mmr-lambda", type=float, help="MMR relevance weight in [0, 1].")
 @click.option("--mmr-same-doc-penalty", type=float, help="MMR same-document penalty in [0, 1].")

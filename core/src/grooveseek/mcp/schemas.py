@@ -221,8 +221,8 @@ SEARCH = ToolSpec(
         Param(
             "min_confidence_ratio",
             "number",
-            "low_confidence is set when top score / mean score is below "
-            "this (default: the server's [search].min_confidence_ratio; 0 disables).",
+            "0 turns low_confidence off; any other value leaves it on (it is set when the top hit "
+            "holds at most half of the query's words).",
         ),
         Param("mmr", "boolean", "Maximal Marginal Relevance re-selection (default: the server's config)."),
         Param("mmr_lambda", "number", "MMR relevance weight in [0, 1]."),

@@ -14,8 +14,9 @@ from ..interfaces import Embedder, Reranker
 from ..store.records import HitRow
 from ..store.store import Store
 from ..types import Hit, SearchResponse
+from .confidence import low_confidence
 from .filters import require_declared_fields, validate_filters
-from .fusion import low_confidence, rrf
+from .fusion import rrf
 from .legs import LegResult, cjk_leg, excluded_ids, fts_leg, vector_leg
 from .mmr import mmr_select
 from .parent import expand
@@ -109,7 +110,6 @@ def run_search(
     if req.mmr is not None:
         pool = mmr_select(store, pool, req.mmr, req.limit)
     pool = pool[: req.limit]
-    flag = low_confidence([score for _, score in pool], req.min_confidence_ratio)
     # R6.49: the positive FTS phrases (a quoted phrase is one term), else the positive text's words,
     # less the stopwords and particles that would highlight every hit (span_terms).
     terms = (
@@ -117,6 +117,9 @@ def run_search(
         if compiled.positive
         else span_terms(compiled.positive_text.split())
     )
+    top = pool[0][0] if pool else None
+    top_text = f"{top.title or ''}\n{top.heading or ''}\n{top.content}" if top else None
+    flag = low_confidence(terms, top_text, req.min_confidence_ratio)
     hits = []
     for row, score in pool:
         hit = _hit(row, score)

@@ -16,9 +16,11 @@ import attrs
 
 from ..types import Hit
 
-#: The snippet bound in UTF-8 bytes: ~80 English words or ~130 Japanese characters. It keeps a
+#: The snippet bound in UTF-8 bytes: ~65 English words or ~130 Japanese characters. It keeps a
 #: five-hit MCP answer under its 4 KB median budget (bench/response_size.py).
-SNIPPET_MAX_BYTES = 480
+SNIPPET_MAX_BYTES = 400
+#: Spans kept in a snippet, first ones first: enough to show every term of a typical query.
+SNIPPET_MAX_SPANS = 10
 # How far before the first span in the window a snippet may start, to show the sentence it is in.
 LEAD_BYTES = 120
 ELLIPSIS = "…"
@@ -48,7 +50,8 @@ def compact_hit(hit: Hit, max_bytes: int = SNIPPET_MAX_BYTES) -> Hit:
     stop = start_b + len(body.encode("utf-8"))
     spans = None
     if hit.match_spans is not None:
-        spans = tuple((s + shift, e + shift) for s, e in hit.match_spans if s >= start_b and e <= stop)
+        inside = [(s + shift, e + shift) for s, e in hit.match_spans if s >= start_b and e <= stop]
+        spans = tuple(inside[:SNIPPET_MAX_SPANS])
     line = first + raw[:start_b].count(b"\n") if first is not None else None
     return attrs.evolve(
         hit,
