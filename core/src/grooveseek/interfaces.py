@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
-import numpy as np
+
+if TYPE_CHECKING:  # annotations only: importing the interfaces must not import numpy (issue 16)
+    import numpy as np
 
 from .types import Chunk, ChunkSettings, ParseContext, ParsedDocument
 

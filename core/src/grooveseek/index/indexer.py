@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
+import numpy as np
 
 from ..config.model import GrooveConfig
 from ..errors import GrooveError, ModelError, ParseError, ReadRefused
@@ -70,16 +71,30 @@ class IndexOptions:
 
 @attrs.frozen
 class _Prepared:
-    """A parsed file waiting for its embeddings."""
+    """A parsed file waiting for its embeddings.
+
+    ``reused`` holds the stored vectors of chunks whose embedding input did not change (by chunk
+    position): an edit to one section of a long note re-embeds that section, not the file.
+    """
 
     rel: str
     record: DocumentRecord
     chunks: tuple[Chunk, ...]
+    reused: dict[int, np.ndarray] = attrs.Factory(dict)
 
     @property
     def texts(self) -> list[str]:
-        # R3.85: the context breadcrumb is prepended to the embedding input.
-        return [f"{c.context}\n\n{c.content}" if c.context else c.content for c in self.chunks]
+        return [embedding_input(c.context, c.content) for c in self.chunks]
+
+    @property
+    def missing(self) -> list[int]:
+        """Positions of the chunks that still need a vector."""
+        return [i for i in range(len(self.chunks)) if i not in self.reused]
+
+
+def embedding_input(context: str, content: str) -> str:
+    """R3.85: the context breadcrumb is prepended to the embedding input."""
+    return f"{context}\n\n{content}" if context else content
 
 
 @attrs.define
@@ -133,8 +148,8 @@ class Indexer:
         if not options.force:  # --force rebuilds the index for this folder, wherever it was built
             check_folder(self.store, self.kb)
             check_model(self.store, self.embedder, self.kb, self.choice)
-        self.embedder.load()
         if options.force:
+            self.embedder.load()  # fail before the reset; otherwise the model loads on first embed
             self.embedder.probe_before_reset()
             self.store.reset(self.embedder.dimension, self._fresh_meta())
         else:
@@ -437,13 +452,35 @@ class Indexer:
             self.counts.updated += 1
             self.lines.indexed(item.rel, len(chunks), metadata_only=True)
             return
-        self._pending.append(_Prepared(item.rel, record, chunks))
+        self._pending.append(_Prepared(item.rel, record, chunks, self._reusable(row, chunks)))
         if sum(len(p.chunks) for p in self._pending) >= EMBED_BATCH_CHUNKS:
             self._flush()
 
     # -- embedding and writing -----------------------------------------------------------------
-    def _embed(self, batch: list[_Prepared]):
-        texts = [t for p in batch for t in p.texts]
+    def _reusable(self, row: StoredDoc | None, chunks: Sequence[Chunk]) -> dict[int, np.ndarray]:
+        """The stored vectors of this file's chunks whose embedding input is unchanged."""
+        if row is None:
+            return {}
+        old = {embedding_input(ctx, content): cid for cid, ctx, content in self.store.chunk_inputs(row.id)}
+        wanted = {
+            i: old[t] for i, t in enumerate(embedding_input(c.context, c.content) for c in chunks) if t in old
+        }
+        stored = self.store.vectors_for(list(wanted.values()))
+        return {i: stored[cid] for i, cid in wanted.items() if cid in stored}
+
+    def _embed(self, batch: list[_Prepared]) -> list[np.ndarray]:
+        """Every chunk's vector, per file: reused ones as stored, the rest embedded once per
+        distinct text across the batch."""
+        unique = list(dict.fromkeys(p.texts[i] for p in batch for i in p.missing))
+        fresh = dict(zip(unique, self._embed_texts(batch, unique), strict=True)) if unique else {}
+        out = []
+        for p in batch:
+            texts = p.texts
+            rows = [p.reused[i] if i in p.reused else fresh[texts[i]] for i in range(len(texts))]
+            out.append(np.stack(rows).astype(np.float32, copy=False))
+        return out
+
+    def _embed_texts(self, batch: list[_Prepared], texts: list[str]) -> np.ndarray:
         try:
             return self.embedder.embed_documents(texts)
         except GrooveError:
@@ -462,11 +499,9 @@ class Indexer:
         if not batch:
             return
         vectors = self._embed(batch)
-        offset = 0
-        for prepared in batch:
+        for prepared, file_vectors in zip(batch, vectors, strict=True):
             n = len(prepared.chunks)
-            self.store.replace_document(prepared.record, prepared.chunks, vectors[offset : offset + n])
-            offset += n
+            self.store.replace_document(prepared.record, prepared.chunks, file_vectors)
             self._settled.add(prepared.rel)
             self.counts.updated += 1
             self.lines.indexed(prepared.rel, n)

@@ -131,7 +131,6 @@ class BatchIndexer(Indexer):
         self.lines = lines = WatchLines(self.reporter)
         check_folder(self.store, self.kb)
         check_model(self.store, self.embedder, self.kb)
-        self.embedder.load()
         recorded = self.store.meta("context_mode")
         if recorded is not None:
             self.contextual = recorded == "static"  # the recorded mode wins, silently (R4.35)

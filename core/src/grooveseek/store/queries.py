@@ -35,6 +35,13 @@ class Queries:
         )
         return [tuple(r) for r in rows]
 
+    def chunk_inputs(self, doc_id: int) -> list[tuple[int, str, str]]:
+        """(chunk id, context, content) in order: what each chunk's embedding was computed from."""
+        rows = self.conn.execute(
+            "select id, context, content from chunks where document_id=? order by chunk_index", (doc_id,)
+        )
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
     def counts(self) -> tuple[int, int]:
         docs = self.conn.execute("select count(*) from documents").fetchall()[0][0]
         chunks = self.conn.execute("select count(*) from chunks").fetchall()[0][0]
