@@ -84,9 +84,8 @@ def main() -> None:
         "groove search (one-shot)": ["search", QUERY, "--kb-path", kb, "--limit", "5"],
     }
     exes = {"this": this} | ({"baseline": args.baseline} if args.baseline else {})
-    print(
-        f"{args.chunks} chunks, median of {args.runs} whole-process runs, load average {os.getloadavg()[0]:.2f}"
-    )
+    load = os.getloadavg()[0]
+    print(f"{args.chunks} chunks, median of {args.runs} whole-process runs, load average {load:.2f}")
     header = f"{'command':<28}" + "".join(f"{name + ' ms':>14}" for name in exes)
     print(header + (f"{'ratio':>8}" if args.baseline else ""))
     for label, argv in commands.items():
