@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import StoreError
 from ..types import SearchFilters
 from .records import AWAITING_REPARSE, HitRow, StoredDoc, _vec_blob
+from .vectors import matrix_for, top_k
 
 
 class Queries:
@@ -172,10 +173,30 @@ class Queries:
         except apsw.SQLError as exc:
             raise StoreError(f"full-text query failed: {exc}") from exc
 
-    def knn(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Nearest chunks by L2 distance, brute force, k ≤ 4096 (R6.17)."""
-        if self.vec_dimension() is None:
+    def knn(self, vector: np.ndarray, k: int, min_quality: float = 0.0) -> list[tuple[int, float]]:
+        """Nearest chunks by L2 distance, brute force, k ≤ 4096 (R6.17); chunks under
+        ``min_quality`` are masked out before the top k.
+
+        The exact scan runs in numpy over the snapshot's cached matrix (``vectors.py``); an index
+        written before the generation triggers existed falls back to sqlite-vec.
+        """
+        dimension = self.vec_dimension()
+        if dimension is None:
             return []
+        matrix = matrix_for(self.conn, str(self.path), dimension)
+        if matrix is not None:
+            return top_k(matrix, vector, min(k, 4096), min_quality)
+        if min_quality > 0:
+            passing = self.quality_passing(min_quality)
+            return [h for h in self._vec_knn(vector, 4096) if h[0] in passing][:k]
+        return self._vec_knn(vector, k)
+
+    def quality_passing(self, threshold: float) -> set[int]:
+        return {
+            r[0] for r in self.conn.execute("select id from chunks where quality_score >= ?", (threshold,))
+        }
+
+    def _vec_knn(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         rows = self.conn.execute(
             "select chunk_id, distance from vec_chunks where embedding match ? and k = ? order by distance",
             (_vec_blob(vector), min(k, 4096)),
