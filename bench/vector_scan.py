@@ -83,9 +83,8 @@ def main() -> None:
         ours = median_ms(lambda q, s=store: s.knn(q, args.k), queries)
         bare = median_ms(limit, queries)
         load = os.getloadavg()[0]
-        print(
-            f"{n:>8}{vec:>12.2f}{ours:>11.2f}{bare:>13.2f}{ours / bare:>10.1f}x{vec / ours:>8.1f}x  (load {load:.1f})"
-        )
+        ratios = f"{ours / bare:>10.1f}x{vec / ours:>8.1f}x"
+        print(f"{n:>8}{vec:>12.2f}{ours:>11.2f}{bare:>13.2f}{ratios}  (load {load:.1f})")
         store.close()
 
 
