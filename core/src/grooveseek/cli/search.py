@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import click
 
 from ..app import build_app
@@ -22,7 +25,7 @@ from .options import (
 )
 
 
-def _explain_lines(explain: dict) -> list[str]:
+def _explain_lines(explain: Mapping[str, Any]) -> list[str]:
     parts = []
     for leg in ("fts", "vector", "cjk"):
         if leg in explain:

@@ -25,7 +25,7 @@ from .options import BOOL, config_option, effective_config_path, kb_option, mode
 log = logging.getLogger("grooveseek.serve")
 
 
-class BindAddress(click.ParamType):
+class BindAddress(click.ParamType[str]):
     """``<ipv4>:<port>`` or ``[<ipv6>]:<port>``; anything else is a usage error (R8.6)."""
 
     name = "ADDR"

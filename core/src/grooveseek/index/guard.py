@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,13 +36,14 @@ def replace_lock(db: Path) -> Iterator[None]:
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
-            import fcntl
+            if sys.platform == "win32":  # msvcrt locking is advisory enough for one host
+                import msvcrt
 
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except ImportError:  # Windows: msvcrt locking is advisory enough for one host
-            import msvcrt
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
 
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             raise StoreError(
                 f"{lock_path}: another process is replacing the index right now; wait for it to finish "

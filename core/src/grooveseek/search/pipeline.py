@@ -71,7 +71,9 @@ def filter_applied(req: SearchRequest, compiled: CompiledQuery) -> dict[str, obj
     return out
 
 
-def _explain(legs: Sequence[LegResult], cid: int, rrf_score: float, rerank_score: float | None) -> dict:
+def _explain(
+    legs: Sequence[LegResult], cid: int, rrf_score: float, rerank_score: float | None
+) -> dict[str, object]:
     out: dict[str, object] = {}
     for leg in legs:
         if cid in leg.ids:
@@ -102,7 +104,7 @@ def run_search(
     pool = [(rows[cid], score) for cid, score in fused if cid in rows]
     rrf_scores = {row.chunk_id: score for row, score in pool}
     rerank_scores: dict[int, float] = {}
-    if do_rerank:
+    if do_rerank and reranker is not None:  # do_rerank implies it; spelled out for the type checker
         pool = rerank(reranker, compiled.positive_text, pool, req.limit if req.mmr is None else len(pool))
         rerank_scores = {row.chunk_id: score for row, score in pool}
     if req.mmr is not None:
