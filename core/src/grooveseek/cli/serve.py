@@ -19,7 +19,7 @@ from ..app import App, build_app
 from ..config import parse_bind
 from ..console import echo_err
 from ..index.guard import check_model
-from ..store.store import Store
+from ..store.store import open_store
 from .options import BOOL, config_option, effective_config_path, kb_option, model_option
 
 log = logging.getLogger("grooveseek.serve")
@@ -54,7 +54,7 @@ def _open_index(app: App) -> tuple[int, str | None]:
     Returns the R4.44 figures (documents outside the active parser set, one example path).
     """
     created = not app.db.exists()
-    store = Store.open(app.db)  # an unusable file raises the R4.32 message
+    store = open_store(app.db)  # an unusable file raises the R4.32 message
     try:
         check_model(store, app.embedder, app.kb)
         active = [*app.registry.parsers, *app.registry.grammars]

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..errors import IndexMissing, ModelError, StoreError
 from ..interfaces import Embedder
-from ..store.store import Store, remove_index_files
+from ..store.interface import IndexStore
+from ..store.store import open_store, remove_index_files
 
 DB_NAME = ".groove.db"
 
@@ -54,16 +55,16 @@ def replace_lock(db: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def open_for_index(db: Path, *, force: bool) -> Store:
+def open_for_index(db: Path, *, force: bool) -> IndexStore:
     """Open or create the index for writing; with ``force`` replace a file that cannot be used (R4.33)."""
     try:
-        store = Store.open(db)
+        store = open_store(db)
     except StoreError:
         if not force:
             raise
         with replace_lock(db):
             remove_index_files(db)
-            store = Store.open(db)
+            store = open_store(db)
     try:
         store.require_writable()
     except BaseException:
@@ -85,7 +86,7 @@ def mismatch_message(recorded: str, recorded_dim: int, embedder: Embedder, kb: P
     )
 
 
-def check_model(store: Store, embedder: Embedder, kb: Path) -> None:
+def check_model(store: IndexStore, embedder: Embedder, kb: Path) -> None:
     """Refuse a runtime embedder that differs from the one the index records (R4.28, R4.29)."""
     recorded = store.meta("embedding_identity")
     recorded_dim = store.meta("embedding_dim")
@@ -101,7 +102,7 @@ def check_model(store: Store, embedder: Embedder, kb: Path) -> None:
         )
 
 
-def record_model(store: Store, embedder: Embedder, context_mode: str) -> None:
+def record_model(store: IndexStore, embedder: Embedder, context_mode: str) -> None:
     """First use of an empty index records what produced its vectors (R4.28)."""
     if store.meta("embedding_identity") is None:
         store.set_meta(
@@ -114,11 +115,11 @@ def record_model(store: Store, embedder: Embedder, context_mode: str) -> None:
     store.ensure_vec_table(embedder.dimension)
 
 
-def open_for_search(db: Path, kb: Path, embedder: Embedder) -> Store:
+def open_for_search(db: Path, kb: Path, embedder: Embedder) -> IndexStore:
     """Open an existing index for reading and run the model guard before any model loads."""
     if not db.exists():
         raise IndexMissing(db, kb)
-    store = Store.open(db, create=False)
+    store = open_store(db, create=False)
     try:
         check_model(store, embedder, kb)
     except BaseException:

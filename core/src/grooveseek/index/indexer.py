@@ -27,7 +27,8 @@ from ..interfaces import Embedder, FloatArray, Parser
 from ..names import shown
 from ..quality import quality_score
 from ..registry import Registry
-from ..store.store import AWAITING_REPARSE, DocumentRecord, Store, StoredDoc
+from ..store.interface import IndexStore
+from ..store.store import AWAITING_REPARSE, DocumentRecord, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
 from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
 from ..walker import Collected, IgnoreRules, WalkPolicy, WalkResult, collect, load_grooveignore
@@ -103,7 +104,7 @@ class Indexer:
     def __init__(
         self,
         kb: Path,
-        store: Store,
+        store: IndexStore,
         config: GrooveConfig,
         registry: Registry,
         embedder: Embedder,

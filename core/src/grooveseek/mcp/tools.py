@@ -20,8 +20,8 @@ from ..names import is_addressable
 from ..search.filters import validate_filters
 from ..search.request import resolve_request
 from ..service import KBService, RebuildRunning
+from ..store.interface import IndexStore
 from ..store.serving import ServingRow
-from ..store.store import Store
 from ..text import category_topic, effective_tags
 from ..types import SearchFilters, SearchResponse
 from .docread import DocumentRefused, read_document
@@ -123,12 +123,12 @@ def _filters(service: KBService, a: SearchArgs) -> SearchFilters:
     return filters
 
 
-def uri_step(service: KBService) -> Callable[[Store, SearchResponse], SearchResponse]:
+def uri_step(service: KBService) -> Callable[[IndexStore, SearchResponse], SearchResponse]:
     """The search's last step: servable hits get their ``kb://doc/`` URI (R6.53, R7.8) by the same
     predicate as the listing, read on the search's own snapshot (``KBService.search``)."""
     rules = ServableRules.for_app(service.app)
 
-    def step(store: Store, response: SearchResponse) -> SearchResponse:
+    def step(store: IndexStore, response: SearchResponse) -> SearchResponse:
         if not response.results:
             return response
         rows = store.serving_rows_for([hit.path for hit in response.results])

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from ..errors import SearchError
 from ..globs import GlobSyntaxError, PathMatcher, matcher_for, path_passes
-from ..store.store import Store
+from ..store.interface import IndexStore
 from ..types import SearchFilters
 
 __all__ = [
@@ -114,7 +114,7 @@ def validate_filters(filters: SearchFilters) -> None:
         compile_path_globs(filters.path_globs)
 
 
-def require_declared_fields(store: Store, filters: SearchFilters) -> None:
+def require_declared_fields(store: IndexStore, filters: SearchFilters) -> None:
     """R6.29 / R4.39: ``fields`` / ``fields_not`` need a recorded declared-field set.
 
     Raises:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import SearchError
 from ..store.graph import SNIPPET_CHARS, GraphNodeRow
-from ..store.store import Store
+from ..store.interface import IndexStore
 from ..types import SearchFilters
 from .legs import MAX_KNN, fetch_size
 
@@ -307,7 +307,7 @@ class _Walk:
     """Mutable state of one walk: nodes in insertion order, the FIFO queue, visited chunks and
     excluded paths, the KNN count and the truncation records."""
 
-    def __init__(self, store: Store, params: GraphParams, filters: SearchFilters) -> None:
+    def __init__(self, store: IndexStore, params: GraphParams, filters: SearchFilters) -> None:
         self.store, self.params, self.filters = store, params, filters
         self.nodes: list[_Pending] = []
         # Each queue entry carries the vector to expand with when it is not the node's stored one
@@ -409,7 +409,7 @@ def _build_nodes(pending: Sequence[_Pending], rows: dict[int, GraphNodeRow]) -> 
     return tuple(out)
 
 
-def connection_graph(store: Store, params: GraphParams, *, min_quality: float) -> GraphResult:
+def connection_graph(store: IndexStore, params: GraphParams, *, min_quality: float) -> GraphResult:
     """Walk the index from ``params.start`` (SPEC R6.56–R6.66).
 
     Args:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import attrs
 
 from ..interfaces import Embedder, Reranker
+from ..store.interface import IndexStore
 from ..store.records import HitRow
-from ..store.store import Store
 from ..types import Hit, SearchResponse
 from .filters import require_declared_fields, validate_filters
 from .fusion import low_confidence, rrf
@@ -85,7 +85,7 @@ def _explain(
 
 
 def run_search(
-    store: Store, embedder: Embedder, req: SearchRequest, *, reranker: Reranker | None = None
+    store: IndexStore, embedder: Embedder, req: SearchRequest, *, reranker: Reranker | None = None
 ) -> SearchResponse:
     """Run the whole pipeline for one request and return the R6.52 wrapper."""
     validate_filters(req.filters)  # R6.30: every surface is bound, not only the MCP boundary
