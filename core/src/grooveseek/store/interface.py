@@ -14,8 +14,9 @@ and ``ServingRow`` (``serving``). Each method that writes is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Protocol
 
 from ..interfaces import FloatArray
@@ -28,6 +29,9 @@ from .stages import SiblingRow
 
 class IndexStore(Protocol):
     """One open index (see the module docstring). Not shared between threads that write at once."""
+
+    #: Where the index lives (the file, for SQLite); the folder guard records the KB relative to it.
+    path: Path
 
     # -- lifecycle and bookkeeping (index/guard.py, service.py) ---------------------------------
     def close(self) -> None: ...
@@ -62,6 +66,8 @@ class IndexStore(Protocol):
     def quality_counts(self, threshold: float) -> tuple[int, int]: ...
     def declared_fields(self) -> tuple[str, ...] | None: ...
     def field_row_count(self) -> int: ...
+    def chunk_texts(self) -> Iterator[tuple[str, str | None, str, str]]: ...
+    def any_context(self) -> bool: ...
 
     # -- the search legs and stages (search/, R6.17-R6.46) ----------------------------------------
     def fts_candidates(

@@ -18,6 +18,7 @@ import apsw
 
 from ..errors import StoreError
 from ..types import SearchFilters
+from . import scan
 from .core import SqlCore
 from .db import connect, connect_for_check, directory_message, is_real_directory, unusable_message
 from .documents import DocumentWrites
@@ -38,6 +39,7 @@ __all__ = [
     "Store",
     "StoredDoc",
     "open_store",
+    "peek_meta",
     "remove_index_files",
 ]
 
@@ -90,6 +92,14 @@ class Store:
         self.vec_dimension = core.vectors.dimension
         self.ensure_vec_table = core.vectors.ensure
         self.knn = core.vectors.knn
+
+    def chunk_texts(self) -> Iterator[tuple[str, str | None, str, str]]:
+        """``(path, heading, context, content)`` of every chunk, by path and chunk order (streamed)."""
+        return scan.chunk_texts(self.conn)
+
+    def any_context(self) -> bool:
+        """Does any chunk carry a non-empty context (breadcrumb or code scope)?"""
+        return scan.any_context(self.conn)
 
     # -- opening -------------------------------------------------------------------------------
     @classmethod
@@ -178,6 +188,26 @@ def open_store(db_path: Path, *, create: bool = True) -> IndexStore:
     """Open the index at ``db_path`` behind the ``IndexStore`` interface: the one place that picks
     the storage engine (today always the SQLite ``Store``; see docs/scaling.md)."""
     return Store.open(db_path, create=create)
+
+
+def peek_meta(db_path: Path, key: str) -> str | None:
+    """One ``index_meta`` value, read without changing the file (not even to WAL); None when there
+    is no index there or it cannot be read, which the command's own open then reports."""
+    if not os.path.isfile(db_path):
+        return None
+    try:
+        conn = connect_for_check(db_path)
+    except StoreError:
+        return None
+    try:
+        if "index_meta" not in _table_names(conn):
+            return None
+        rows = conn.execute("select value from index_meta where key=?", (key,)).fetchall()
+        return str(rows[0][0]) if rows else None
+    except apsw.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def _table_names(conn: apsw.Connection) -> set[str]:
