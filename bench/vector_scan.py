@@ -79,7 +79,7 @@ def main() -> None:
             top = np.argpartition(-s, args.k)[: args.k]
             return top[np.argsort(-s[top])]
 
-        vec = median_ms(lambda q, s=store: s._vec_knn(q, args.k), queries)
+        vec = median_ms(lambda q, s=store: s._core.vectors.sqlite_vec_knn(q, args.k), queries)
         ours = median_ms(lambda q, s=store: s.knn(q, args.k), queries)
         bare = median_ms(limit, queries)
         load = os.getloadavg()[0]

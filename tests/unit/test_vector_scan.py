@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grooveseek.store.matrix import GENERATION_KEY
 from grooveseek.store.store import DocumentRecord, Store
-from grooveseek.store.vectors import GENERATION_KEY
 from grooveseek.types import Chunk
 
 DIM = 16
@@ -53,7 +53,7 @@ def test_the_scan_returns_sqlite_vecs_neighbours(store: Store) -> None:
     rng = np.random.default_rng(11)
     for query in _unit(rng, 20):
         fast = store.knn(query, 50)
-        slow = store._vec_knn(query, 50)
+        slow = store._core.vectors.sqlite_vec_knn(query, 50)
         assert [cid for cid, _ in fast] == [cid for cid, _ in slow]
         np.testing.assert_allclose([d for _, d in fast], [d for _, d in slow], atol=1e-5)
     assert len(store.knn(_unit(rng, 1)[0], 10_000)) == 600  # k past the table: everything, capped at 4096
@@ -67,9 +67,9 @@ def test_the_quality_mask_applies_before_the_top_k(store: Store) -> None:
     unmasked = store.knn(vector, 5)
     assert unmasked[0][1] == pytest.approx(0.0, abs=1e-5)  # the low-quality chunk itself is nearest
     masked = store.knn(vector, 5, min_quality=0.3)
-    passing = store.quality_passing(0.3)
+    passing = store._core.vectors.quality_passing(0.3)
     assert len(masked) == 5 and all(cid in passing for cid, _ in masked)
-    expected = [h for h in store._vec_knn(vector, 4096) if h[0] in passing][:5]
+    expected = [h for h in store._core.vectors.sqlite_vec_knn(vector, 4096) if h[0] in passing][:5]
     assert [c for c, _ in masked] == [c for c, _ in expected]
 
 
@@ -107,4 +107,4 @@ def test_a_reader_keeps_its_snapshot_while_a_writer_commits(tmp_path: Path, stor
 def test_an_index_without_a_generation_falls_back_to_sqlite_vec(store: Store) -> None:
     store.conn.execute("delete from index_meta where key = ?", (GENERATION_KEY,))
     vector = _unit(np.random.default_rng(2), 1)[0]
-    assert store.knn(vector, 7) == store._vec_knn(vector, 7)
+    assert store.knn(vector, 7) == store._core.vectors.sqlite_vec_knn(vector, 7)

@@ -9,11 +9,12 @@ marker pluggy, which a command that needs neither should not pay for.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "GrooveConfig": ".config.model",
     "GrooveError": ".errors",
     "ParseError": ".errors",
     "hookimpl": ".hookspecs",
@@ -32,17 +33,18 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from .config.model import GrooveConfig
     from .errors import GrooveError, ParseError
     from .hookspecs import hookimpl
     from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
     from .types import Chunk, ChunkSettings, Hit, ParseContext, ParsedDocument, Section
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'grooveseek' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value: object = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value  # later lookups skip this function
     return value
 
@@ -58,6 +60,7 @@ __all__ = [
     "Chunker",
     "Embedder",
     "Grammar",
+    "GrooveConfig",
     "GrooveError",
     "Hit",
     "ParseContext",

@@ -51,6 +51,14 @@ SUMMARIES = {
 }
 
 
+def _shortened(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters, with "..." (as click does)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(1, limit - 3)].rsplit(" ", 1)[0].rstrip(" ,;")
+    return cut + "..."
+
+
 class GrooveGroup(click.Group):
     """Lazy subcommands; GrooveError → ``Error: …`` + exit 1, never a traceback."""
 
@@ -58,8 +66,6 @@ class GrooveGroup(click.Group):
         return sorted(COMMANDS)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from click.utils import make_default_short_help
-
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max(len(n) for n in names)  # as click.Group does
         rows = []
@@ -68,7 +74,7 @@ class GrooveGroup(click.Group):
             if summary is None:  # a command without a kept line: import it for its help
                 command = self.get_command(ctx, name)
                 summary = command.get_short_help_str(limit=200) if command is not None else ""
-            rows.append((name, make_default_short_help(summary, limit)))
+            rows.append((name, _shortened(summary, limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

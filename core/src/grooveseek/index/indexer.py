@@ -24,14 +24,15 @@ from ..config.model import GrooveConfig
 from ..errors import GrooveError, ModelError, ParseError, ReadRefused
 from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
-from ..interfaces import Embedder, Parser
+from ..interfaces import Embedder, FloatArray, Parser
 from ..names import shown
 from ..quality import quality_score
 from ..registry import Registry
-from ..store.store import AWAITING_REPARSE, DocumentRecord, Store, StoredDoc
+from ..store.interface import IndexStore
+from ..store.store import AWAITING_REPARSE, DocumentRecord, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
 from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
-from ..walker import Collected, IgnoreRules, WalkPolicy, collect, load_grooveignore
+from ..walker import Collected, IgnoreRules, WalkPolicy, WalkResult, collect, load_grooveignore
 from .guard import ModelChoice, check_folder, check_model, record_folder, record_model
 from .report import Reporter
 
@@ -80,7 +81,7 @@ class _Prepared:
     rel: str
     record: DocumentRecord
     chunks: tuple[Chunk, ...]
-    reused: dict[int, np.ndarray] = attrs.Factory(dict)
+    reused: dict[int, FloatArray] = attrs.Factory(dict)
 
     @property
     def texts(self) -> list[str]:
@@ -118,7 +119,7 @@ class Indexer:
     def __init__(
         self,
         kb: Path,
-        store: Store,
+        store: IndexStore,
         config: GrooveConfig,
         registry: Registry,
         embedder: Embedder,
@@ -211,7 +212,7 @@ class Indexer:
             self.contextual = recorded == "static"
 
     # -- walk and hash -------------------------------------------------------------------------
-    def _walk(self):
+    def _walk(self) -> WalkResult:
         policy = walk_policy(self.config, self.registry, load_grooveignore(self.kb, self.reporter.warn))
         walk = collect(self.kb, policy, self.reporter.warn)
         exts = ", ".join(sorted(self.registry.parsers))
@@ -457,7 +458,7 @@ class Indexer:
             self._flush()
 
     # -- embedding and writing -----------------------------------------------------------------
-    def _reusable(self, row: StoredDoc | None, chunks: Sequence[Chunk]) -> dict[int, np.ndarray]:
+    def _reusable(self, row: StoredDoc | None, chunks: Sequence[Chunk]) -> dict[int, FloatArray]:
         """The stored vectors of this file's chunks whose embedding input is unchanged."""
         if row is None:
             return {}
@@ -468,7 +469,7 @@ class Indexer:
         stored = self.store.vectors_for(list(wanted.values()))
         return {i: stored[cid] for i, cid in wanted.items() if cid in stored}
 
-    def _embed(self, batch: list[_Prepared]) -> list[np.ndarray]:
+    def _embed(self, batch: list[_Prepared]) -> list[FloatArray]:
         """Every chunk's vector, per file: reused ones as stored, the rest embedded once per
         distinct text across the batch."""
         unique = list(dict.fromkeys(p.texts[i] for p in batch for i in p.missing))
@@ -480,7 +481,7 @@ class Indexer:
             out.append(np.stack(rows).astype(np.float32, copy=False))
         return out
 
-    def _embed_texts(self, batch: list[_Prepared], texts: list[str]) -> np.ndarray:
+    def _embed_texts(self, batch: list[_Prepared], texts: list[str]) -> FloatArray:
         try:
             return self.embedder.embed_documents(texts)
         except GrooveError:

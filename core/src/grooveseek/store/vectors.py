@@ -1,107 +1,136 @@
-"""The vector leg's exact scan in numpy, over a per-process matrix kept consistent with SQLite
-(issue 16; SPEC R6.17 results, faster).
+"""The vector table ``vec_chunks`` (sqlite-vec): one float32 embedding per chunk id (SPEC R4.11,
+R6.17, R6.35).
 
-sqlite-vec's brute-force KNN reads every vector through the virtual-table interface for each
-query: 12x the memory-bandwidth limit at 10k chunks. Here the vectors of one index are read once
-into a float32 matrix (ids, vectors, quality scores) and every query is one matrix-vector product
-plus ``argpartition``. Consistency with the rows: triggers on ``chunks`` write a fresh random
-``vectors_generation`` token into ``index_meta`` in the same transaction as any chunk insert,
-delete or update, so a reader that reads the token inside its snapshot gets the matrix of exactly
-that snapshot (it rebuilds one when the token is new). The last few generations stay cached, so
-readers still holding an older snapshot during a rebuild keep theirs.
+All SQL that touches vectors lives here, so the nearest-neighbour search can change (a numpy scan,
+an ANN index) without touching the document writes or the search legs. The table is created only
+once an embedder fixes the dimension (R4.11); until then every read is empty.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from collections import OrderedDict
+import json
+from collections.abc import Sequence
+from pathlib import Path
 
 import apsw
-import attrs
 import numpy as np
 
-__all__ = ["GENERATION_KEY", "VectorMatrix", "install_generation_triggers", "matrix_for", "top_k"]
+from ..errors import StoreError
+from ..interfaces import FloatArray
+from .matrix import matrix_for, top_k
+from .schema import vec_table_sql
 
-GENERATION_KEY = "vectors_generation"
-_KEEP = 3  # generations cached per process (current, and the ones older snapshots may still read)
-
-_BUMP = (
-    f"insert or replace into index_meta(key, value) values ('{GENERATION_KEY}', lower(hex(randomblob(8))))"
-)
+# R6.35: the pool's embeddings are read at most this many ids per statement.
+VECTOR_BATCH = 500
+# sqlite-vec's KNN returns at most this many rows per query.
+MAX_KNN_K = 4096
 
 
-def install_generation_triggers(conn: apsw.Connection) -> None:
-    """Create the triggers that re-stamp the generation on any chunk change (idempotent)."""
-    for event in ("insert", "delete", "update"):
-        conn.execute(
-            f"create trigger if not exists chunks_vectors_{event} after {event} on chunks begin {_BUMP}; end"
+def vec_blob(vector: FloatArray) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+class VectorTable:
+    """``vec_chunks`` on one connection. Writes join the caller's transaction.
+
+    ``knn`` scans in numpy over the snapshot's cached matrix (``matrix.py``); an index written
+    before the generation triggers existed falls back to sqlite-vec's KNN.
+    """
+
+    def __init__(self, conn: apsw.Connection, path: Path | None = None) -> None:
+        self._conn = conn
+        self._path = path
+
+    def dimension(self) -> int | None:
+        """The dimension the table was declared with, or None when it does not exist."""
+        rows = self._conn.execute("select sql from sqlite_schema where name='vec_chunks'").fetchall()
+        if not rows:
+            return None
+        sql = str(rows[0][0])
+        start = sql.index("float[") + len("float[")
+        return int(sql[start : sql.index("]", start)])
+
+    def ensure(self, dimension: int) -> None:
+        if self.dimension() is None:
+            with self._conn:
+                self._conn.execute(vec_table_sql(dimension))
+
+    def recreate(self, dimension: int) -> None:
+        """Drop every vector and declare the table at ``dimension`` (the forced reset, R4.30)."""
+        self._conn.execute("drop table if exists vec_chunks")
+        self._conn.execute(vec_table_sql(dimension))
+
+    def insert(self, chunk_id: int, vector: FloatArray) -> None:
+        self._conn.execute(
+            "insert into vec_chunks(chunk_id, embedding) values (?, ?)", (chunk_id, vec_blob(vector))
         )
 
+    def delete(self, chunk_ids: Sequence[int]) -> None:
+        if self.dimension() is None:
+            return
+        for chunk_id in chunk_ids:
+            self._conn.execute("delete from vec_chunks where chunk_id=?", (chunk_id,))
 
-@attrs.frozen(eq=False)
-class VectorMatrix:
-    """One snapshot's vectors: ids (int64), unit rows (float32) and each chunk's quality score."""
+    def knn(self, vector: FloatArray, k: int, min_quality: float = 0.0) -> list[tuple[int, float]]:
+        """Nearest chunks by L2 distance, brute force, k ≤ 4096 (R6.17); chunks under
+        ``min_quality`` are masked out before the top k (issue 16)."""
+        dimension = self.dimension()
+        if dimension is None:
+            return []
+        matrix = matrix_for(self._conn, str(self._path), dimension) if self._path is not None else None
+        if matrix is not None:
+            return top_k(matrix, vector, min(k, MAX_KNN_K), min_quality)
+        if min_quality > 0:
+            passing = self.quality_passing(min_quality)
+            return [hit for hit in self.sqlite_vec_knn(vector, MAX_KNN_K) if hit[0] in passing][:k]
+        return self.sqlite_vec_knn(vector, k)
 
-    ids: np.ndarray
-    vectors: np.ndarray
-    quality: np.ndarray
+    def quality_passing(self, threshold: float) -> set[int]:
+        rows = self._conn.execute("select id from chunks where quality_score >= ?", (threshold,))
+        return {int(r[0]) for r in rows}
 
+    def sqlite_vec_knn(self, vector: FloatArray, k: int) -> list[tuple[int, float]]:
+        """sqlite-vec's own KNN: the fallback, and the reference the numpy scan is tested against."""
+        rows = self._conn.execute(
+            "select chunk_id, distance from vec_chunks where embedding match ? and k = ? order by distance",
+            (vec_blob(vector), min(k, MAX_KNN_K)),
+        )
+        return [(r[0], r[1]) for r in rows]
 
-_CACHE: OrderedDict[tuple[str, str], VectorMatrix] = OrderedDict()
-_LOCK = threading.Lock()
+    def batch_read(self, ids: Sequence[int]) -> dict[int, FloatArray]:
+        """Stored embeddings of ``ids``, read in batches of at most 500 ids (R6.35); ids without a
+        vector row are absent. Raises StoreError when SQLite fails."""
+        unique = list(dict.fromkeys(ids))
+        if not unique or self.dimension() is None:
+            return {}
+        # ``chunk_id IN (...)`` makes vec0 scan the whole table; driving the join from json_each
+        # turns every id into a primary-key lookup. CROSS JOIN pins that loop order.
+        sql = (
+            "select v.chunk_id, v.embedding from json_each(?) j "
+            "cross join vec_chunks v on v.chunk_id = j.value"
+        )
+        out: dict[int, FloatArray] = {}
+        try:
+            for start in range(0, len(unique), VECTOR_BATCH):
+                batch = json.dumps(unique[start : start + VECTOR_BATCH])
+                for chunk_id, blob in self._conn.execute(sql, (batch,)):
+                    out[chunk_id] = np.frombuffer(blob, dtype=np.float32)
+        except apsw.Error as exc:
+            raise StoreError(f"reading stored vectors failed: {exc}") from exc
+        return out
 
+    def lookup(self, ids: Sequence[int]) -> dict[int, FloatArray]:
+        """Stored vectors by chunk id, one primary-key lookup per id; ids without a vector are absent.
 
-def _load(conn: apsw.Connection, dimension: int) -> VectorMatrix:
-    rows = conn.execute(
-        "select v.chunk_id, v.embedding, c.quality_score from vec_chunks v join chunks c on c.id = v.chunk_id"
-    ).fetchall()
-    n = len(rows)
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-    quality = np.fromiter((r[2] for r in rows), dtype=np.float32, count=n)
-    vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(n, dimension)
-    return VectorMatrix(ids=ids, vectors=vectors, quality=quality)
-
-
-def matrix_for(conn: apsw.Connection, db_path: str, dimension: int) -> VectorMatrix | None:
-    """The matrix of the snapshot ``conn`` reads now; None for an index without a generation token
-    (written before the triggers existed and not yet opened for writing): the caller falls back to
-    sqlite-vec."""
-    row = conn.execute("select value from index_meta where key = ?", (GENERATION_KEY,)).fetchall()
-    if not row:
-        return None
-    key = (os.path.realpath(db_path), str(row[0][0]))
-    with _LOCK:
-        cached = _CACHE.get(key)
-        if cached is not None:
-            _CACHE.move_to_end(key)
-            return cached
-    built = _load(conn, dimension)
-    with _LOCK:
-        _CACHE[key] = built
-        while len(_CACHE) > _KEEP:
-            _CACHE.popitem(last=False)
-    return built
-
-
-def top_k(
-    matrix: VectorMatrix, query: np.ndarray, k: int, min_quality: float = 0.0
-) -> list[tuple[int, float]]:
-    """The ``k`` nearest chunks by L2 distance, nearest first, ties by chunk id (as sqlite-vec).
-
-    ``min_quality`` masks chunks below the quality threshold before the top-k, so a filter that
-    almost every chunk passes costs nothing extra. Vectors are unit length, so the L2 order is the
-    inner-product order; the distance is reported as sqlite-vec reports it.
-    """
-    if matrix.ids.size == 0 or k <= 0:
-        return []
-    scores = matrix.vectors @ query.astype(np.float32, copy=False)
-    if min_quality > 0:
-        scores = np.where(matrix.quality >= min_quality, scores, -np.inf)
-    k = min(k, int(np.count_nonzero(np.isfinite(scores))))
-    if k <= 0:
-        return []
-    part = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
-    distances = np.linalg.norm(matrix.vectors[part] - query.astype(np.float32, copy=False), axis=1)
-    ranked = sorted(zip(distances.tolist(), matrix.ids[part].tolist(), strict=True))
-    return [(int(cid), float(d)) for d, cid in ranked]
+        vec0 answers ``chunk_id = ?`` directly, while ``chunk_id in (...)`` costs about ten times
+        more per id (measured at 10k chunks, bench/graph_latency.py).
+        """
+        if not ids or self.dimension() is None:
+            return {}
+        out: dict[int, FloatArray] = {}
+        for chunk_id in ids:
+            for (blob,) in self._conn.execute(
+                "select embedding from vec_chunks where chunk_id = ?", (chunk_id,)
+            ):
+                out[chunk_id] = np.frombuffer(blob, dtype=np.float32)
+        return out
