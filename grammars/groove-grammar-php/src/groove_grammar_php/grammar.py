@@ -1,4 +1,4 @@
-"""The PHP ``Grammar``: tree-sitter-php's language and the tags query its wheel ships (queries/tags.scm).
+"""The PHP ``Grammar``: tree-sitter-php's language and the tags.scm its wheel ships.
 
 The core's code parser does the rest (SPEC R3.8): it checks the language and compiles the query when
 a trusted config enables ``php``, and chunks each ``.php`` file by the query's definitions.

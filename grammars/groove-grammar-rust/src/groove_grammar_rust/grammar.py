@@ -1,4 +1,4 @@
-"""The Rust ``Grammar``: tree-sitter-rust's language and the tags query its wheel ships (queries/tags.scm).
+"""The Rust ``Grammar``: tree-sitter-rust's language and the tags.scm its wheel ships.
 
 The core's code parser does the rest (SPEC R3.8): it checks the language and compiles the query when
 a trusted config enables ``rs``, and chunks each ``.rs`` file by the query's definitions.
