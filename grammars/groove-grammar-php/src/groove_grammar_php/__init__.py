@@ -4,10 +4,10 @@ from collections.abc import Callable
 
 from grooveseek import Grammar, hookimpl
 
-from .grammar import grammar
+from .grammar import php_grammar
 
 
 @hookimpl
 def register_grammars(register: Callable[[Grammar], None]) -> None:
     """Register the PHP grammar (id ``php``)."""
-    register(grammar())
+    register(php_grammar())

@@ -11,7 +11,7 @@ import tree_sitter_php
 from grooveseek import Grammar
 
 
-def grammar() -> Grammar:
+def php_grammar() -> Grammar:
     return Grammar(
         id="php",
         language_name="php",

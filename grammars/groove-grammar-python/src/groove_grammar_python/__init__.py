@@ -4,10 +4,10 @@ from collections.abc import Callable
 
 from grooveseek import Grammar, hookimpl
 
-from .grammar import grammar
+from .grammar import python_grammar
 
 
 @hookimpl
 def register_grammars(register: Callable[[Grammar], None]) -> None:
     """Register the Python grammar (id ``py``)."""
-    register(grammar())
+    register(python_grammar())

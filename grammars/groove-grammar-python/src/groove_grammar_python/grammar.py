@@ -11,7 +11,7 @@ import tree_sitter_python
 from grooveseek import Grammar
 
 
-def grammar() -> Grammar:
+def python_grammar() -> Grammar:
     return Grammar(
         id="py",
         language_name="python",

@@ -4,10 +4,10 @@ from collections.abc import Callable
 
 from grooveseek import Grammar, hookimpl
 
-from .grammar import grammar
+from .grammar import rust_grammar
 
 
 @hookimpl
 def register_grammars(register: Callable[[Grammar], None]) -> None:
     """Register the Rust grammar (id ``rs``)."""
-    register(grammar())
+    register(rust_grammar())

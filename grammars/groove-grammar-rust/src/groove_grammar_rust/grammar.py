@@ -11,7 +11,7 @@ import tree_sitter_rust
 from grooveseek import Grammar
 
 
-def grammar() -> Grammar:
+def rust_grammar() -> Grammar:
     return Grammar(
         id="rs",
         language_name="rust",

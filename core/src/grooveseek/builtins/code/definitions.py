@@ -25,8 +25,10 @@ CONTEXT_MAX_CHARS = 200
 # comment nodes ``*comment``) and Rust attributes (``#[derive(..)]`` sits between a doc comment and
 # its struct, so without it the doc comment would be cut off by the attribute).
 _ATTACHED_TYPES = frozenset({"attribute_item"})
-# A node whose only job is to wrap one definition with its decorators (Python); the definition
-# starts where the wrapper does.
+# A node whose only job is to wrap one definition with its decorators (Python): the doc comment
+# above the wrapper belongs to the definition inside, although the definition starts later. (Any
+# other node that starts where a definition starts, such as the statement around a Python
+# assignment, hands its doc comment down the same way.)
 _WRAPPER_TYPES = frozenset({"decorated_definition"})
 _SCOPE_FIELDS = ("name", "type", "trait")
 
@@ -146,7 +148,7 @@ class _Frame:
     depth: int
     owner: Definition | None
     scopes: tuple[str, ...]
-    attached_from: int | None = None  # a wrapper's first row, handed to the definition inside it
+    attached_from: int | None = None  # the doc comment's first row, handed to the definition inside
 
 
 def find_definitions(query: Any, root: Any) -> list[Definition]:
@@ -158,7 +160,7 @@ def find_definitions(query: Any, root: Any) -> list[Definition]:
     captures = _captures(query, root)
     top: list[Definition] = []
     if captures:
-        _walk(root, captures, sorted({start for start, _ in captures}), top)
+        _walk(root, _Index(captures), top)
     _sort(top)
     return top
 
@@ -170,9 +172,28 @@ def _sort(definitions: list[Definition]) -> None:
         _sort(d.children)
 
 
-def _contains_def(node: Any, starts: list[int]) -> bool:
-    i = bisect.bisect_left(starts, node.start_byte)
-    return i < len(starts) and starts[i] < node.end_byte
+class _Index:
+    """The captured ranges sorted by start, and which of them a definition has already claimed."""
+
+    def __init__(self, captures: dict[tuple[int, int], _Capture]) -> None:
+        self.captures = captures
+        self.ranges = sorted(captures)
+        self.used: set[tuple[int, int]] = set()
+
+    def holds_unclaimed(self, node: Any) -> bool:
+        """Whether an unclaimed definition lies inside ``node`` (its whole range, not just its start).
+
+        Ranges nest, so the only captured ranges that start inside the node but end past it belong
+        to ancestors starting at the same byte: a handful, skipped in the scan.
+        """
+        start, end = node.start_byte, node.end_byte
+        i = bisect.bisect_left(self.ranges, (start, -1))
+        while i < len(self.ranges) and self.ranges[i][0] < end:
+            key = self.ranges[i]
+            if key[1] <= end and key not in self.used:
+                return True
+            i += 1
+        return False
 
 
 def _split_children(node: Any) -> list[tuple[Any, int | None]]:
@@ -191,44 +212,46 @@ def _split_children(node: Any) -> list[tuple[Any, int | None]]:
     return out
 
 
-def _walk(
-    root: Any, captures: dict[tuple[int, int], _Capture], starts: list[int], top: list[Definition]
-) -> None:
-    """Depth-first, entering only nodes that contain a definition's start."""
+def _walk(root: Any, index: _Index, top: list[Definition]) -> None:
+    """Depth-first, entering only nodes that hold a definition not yet claimed."""
     stack = [_Frame(root, 0, None, ())]
-    used: set[tuple[int, int]] = set()
     while stack:
         frame = stack.pop()
         entered = []
         for child, first in _split_children(frame.node):
-            if not _contains_def(child, starts):
+            if not index.holds_unclaimed(child):
                 continue
             if frame.depth + 1 > MAX_ANCESTORS:
                 raise TooDeep
-            if first is None:
-                first = frame.attached_from
-            entered.append(_enter(frame, child, captures, used, first, top))
-        stack.extend(reversed(entered))
+            if first is None and (
+                child.start_byte == frame.node.start_byte or frame.node.type in _WRAPPER_TYPES
+            ):
+                first = frame.attached_from  # the comment above the wrapper is above what it wraps
+            entered.append(_enter(frame, child, index, first, top))
+        # A definition with nothing unclaimed inside needs no frame: most leaves stop here. Entering a
+        # node claims at most its own range, so only a claimed node needs the second look.
+        stack.extend(
+            f
+            for f in reversed(entered)
+            if (f.node.start_byte, f.node.end_byte) not in index.used or index.holds_unclaimed(f.node)
+        )
 
 
-def _enter(
-    frame: _Frame,
-    node: Any,
-    captures: dict[tuple[int, int], _Capture],
-    used: set[tuple[int, int]],
-    first: int | None,
-    top: list[Definition],
-) -> _Frame:
-    label = _scope_label(node)
+def _enter(frame: _Frame, node: Any, index: _Index, first: int | None, top: list[Definition]) -> _Frame:
     key = (node.start_byte, node.end_byte)
-    cap = captures.get(key) if key not in used else None
+    cap = index.captures.get(key) if key not in index.used else None
     if cap is not None and node.type != cap.node_type and node.child_count:
         cap = None  # a wrapper over the same bytes (a Python class body): the captured node is inside
     owner = frame.owner
-    if cap is not None:
-        used.add(key)  # an inner node over the same bytes is the same definition (R3.73)
-        own = label if label is not None else (cap.name or "")
-        context = " > ".join([*frame.scopes, own] if own else frame.scopes)
+    if cap is None:
+        label = _scope_label(node)
+    else:
+        index.used.add(key)  # an inner node over the same bytes is the same definition (R3.73)
+        # A definition is labelled by its @name capture, never by a type field (PHP's typed
+        # properties have one): `fn fmt`, `class Invoice`, `lines`.
+        keyword = _keyword(node)
+        label = f"{keyword} {cap.name}" if keyword and cap.name else cap.name
+        context = " > ".join([*frame.scopes, label] if label else frame.scopes)
         row = node.start_point.row if first is None else min(first, node.start_point.row)
         definition = Definition(
             int(row), _last_row(node), cap.name, cap.kind, context[:CONTEXT_MAX_CHARS].rstrip()
@@ -236,5 +259,5 @@ def _enter(
         (owner.children if owner is not None else top).append(definition)
         owner = definition
     scopes = frame.scopes + (label,) if label is not None else frame.scopes
-    wrapper_first = first if node.type in _WRAPPER_TYPES else None
-    return _Frame(node, frame.depth + 1, owner, scopes, wrapper_first)
+    handed_down = first if cap is None else None
+    return _Frame(node, frame.depth + 1, owner, scopes, handed_down)

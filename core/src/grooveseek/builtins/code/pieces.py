@@ -155,4 +155,8 @@ def by_lines(lines: Lines, budget: int) -> list[Piece]:
 
 def _trimmed(lines: Lines, piece: Piece) -> Piece | None:
     span = lines.trim(piece.first, piece.last)
-    return None if span is None else attrs.evolve(piece, first=span[0], last=span[1])
+    if span is None:
+        return None
+    if span == (piece.first, piece.last):
+        return piece
+    return Piece(span[0], span[1], piece.heading, piece.kind, piece.context)
