@@ -19,7 +19,7 @@ from ...text import decode_text, raw_text
 from ...types import ParseContext, ParsedDocument, Section
 from .definitions import TooDeep, find_definitions
 from .grammar import LoadedGrammar
-from .pieces import MAX_CHUNKS, Lines, Piece, by_definition, by_lines
+from .pieces import MAX_CHUNKS, Lines, Piece, TooMany, by_definition, by_lines
 
 MAX_SOURCE_BYTES = 1_048_576  # R2.27
 DEFAULT_BUDGET = 3500
@@ -87,8 +87,11 @@ class CodeParser(Parser):
             definitions = find_definitions(self.loaded.query, tree.root_node)
         except TooDeep:
             return by_lines(lines, budget), (TOO_DEEP_TAG,)
-        pieces = by_definition(lines, definitions, budget)
-        if len(pieces) > MAX_CHUNKS:
+        try:
+            pieces = by_definition(lines, definitions, budget)
+        except TooMany:
+            return by_lines(lines, budget), (TOO_MANY_TAG,)
+        if len(pieces) > MAX_CHUNKS:  # gap lines after the last definition can still cross it
             return by_lines(lines, budget), (TOO_MANY_TAG,)
         return pieces, ()
 

@@ -91,6 +91,10 @@ def split_lines(lines: Lines, first: int, last: int, budget: int) -> list[tuple[
     return pieces
 
 
+class TooMany(Exception):
+    """Definition chunking would produce more than ``MAX_CHUNKS`` pieces (R3.75)."""
+
+
 class _Splitter:
     def __init__(self, lines: Lines, budget: int) -> None:
         self.lines = lines
@@ -110,6 +114,8 @@ class _Splitter:
         self.between(cursor, last, owner)
 
     def definition(self, d: Definition, first: int) -> None:
+        if len(self.out) > MAX_CHUNKS:
+            raise TooMany  # no piece is dropped later, so the file is over the bound: stop early
         if self.lines.weight(first, d.last_row) <= self.budget:
             self.out.append(Piece(first, d.last_row, d.name, d.kind, d.context))
         elif d.children:
@@ -132,7 +138,11 @@ class _Splitter:
 
 
 def by_definition(lines: Lines, definitions: Sequence[Definition], budget: int) -> list[Piece]:
-    """R3.70–R3.72: definitions and gap lines; the whole file by lines if that would leave nothing."""
+    """R3.70–R3.72: definitions and gap lines; the whole file by lines if that would leave nothing.
+
+    Raises:
+        TooMany: more than ``MAX_CHUNKS`` pieces (raised as soon as that is certain).
+    """
     splitter = _Splitter(lines, budget)
     if len(lines):
         splitter.region(0, len(lines) - 1, definitions, None)
