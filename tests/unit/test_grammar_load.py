@@ -98,3 +98,17 @@ def test_an_abi_this_binding_cannot_read_is_refused(site, monkeypatch):
         PluginLoadError, match=r"ABI version 15, but the installed tree-sitter binding reads ABI 16-16"
     ):
         _registry(("go",))
+
+
+def test_get_document_returns_a_source_files_raw_text_as_plain_text(site, tmp_path):
+    from grooveseek.mcp.docread import read_document
+
+    _grammar_dist(site, "fakegrammar_read")
+    kb = tmp_path / "kb"
+    (kb / "cmd").mkdir(parents=True)
+    raw = b"package main\r\n\r\n// Main starts the server.\r\nfunc main() {}\r\n"
+    (kb / "cmd" / "main.go").write_bytes(raw)
+    read = read_document(kb, _registry(("md", "go")), "cmd/main.go")
+    assert read.parser.media_type == "text/plain"  # R3.79
+    assert read.text == raw.decode()  # the file as written, CRLF kept
+    assert read.doc.title == "main.go"
