@@ -11,10 +11,10 @@ split the file by definition (§3.11). Quality scores are not computed here: the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 import attrs
 
+from ..config.model import GrooveConfig
 from ..hookspecs import hookimpl
 from ..interfaces import Chunker
 from ..types import Chunk, ChunkSettings, ParsedDocument, Section
@@ -210,7 +210,7 @@ class CodeChunker(Chunker):
 
 
 @hookimpl
-def register_chunkers(register: Callable[[Chunker], None], config: Any) -> None:
+def register_chunkers(register: Callable[[Chunker], None], config: GrooveConfig) -> None:
     """Register the built-in ``sections``, ``whole``, ``pages`` and ``code`` chunkers."""
     register(SectionsChunker())
     register(WholeChunker())
