@@ -224,16 +224,27 @@ class Indexer:
         return idx.max_binary_file_size if parser.kind == "binary" else idx.max_text_file_size
 
     def _read(self, item: Collected) -> bytes | None:
-        """The handle-bound read with the size cap of the file's kind; None (reported) when refused."""
+        """The handle-bound read with the size cap of the file's kind; None (reported) when refused.
+
+        A parser's own limit (the code parser's 1 MiB, R2.27) applies when it is the lower one, and
+        the skip then names that limit instead of the config key.
+        """
         parser = self.registry.parser_for(item.rel)
         assert parser is not None  # the walk only collects enabled extensions
         cap = self._cap(parser)
+        own = parser.size_limit is not None and parser.size_limit < cap
+        if own:
+            cap = parser.size_limit  # type: ignore[assignment]
+
+        def too_large(n: int) -> str:
+            return parser.size_limit_message(n) if own else size_cap_message(parser.kind, n, cap)
+
         size = stat_size(item.path)
         if size is not None and size > cap:
-            self._skip(item.rel, size_cap_message(parser.kind, size, cap))
+            self._skip(item.rel, too_large(size))
             return None
         try:
-            return read_bound(item.path, cap, too_large=lambda n: size_cap_message(parser.kind, n, cap))
+            return read_bound(item.path, cap, too_large=too_large)
         except ReadRefused as exc:
             self._skip(item.rel, str(exc))
             return None
