@@ -4,7 +4,7 @@ This facade is the public API for plugin authors: the hook marker, the plugin in
 values that cross module boundaries.
 """
 
-from .errors import GrooveError, ParseError
+from .errors import ConfigError, EmbeddingRejected, GrooveError, ModelError, ParseError
 from .hookspecs import hookimpl
 from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
 from .types import Chunk, ChunkSettings, Hit, ParseContext, ParsedDocument, Section
@@ -16,10 +16,13 @@ __all__ = [
     "Chunk",
     "ChunkSettings",
     "Chunker",
+    "ConfigError",
     "Embedder",
+    "EmbeddingRejected",
     "Grammar",
     "GrooveError",
     "Hit",
+    "ModelError",
     "ParseContext",
     "ParseError",
     "ParsedDocument",

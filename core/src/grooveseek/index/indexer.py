@@ -20,7 +20,7 @@ from pathlib import Path
 import attrs
 
 from ..config.model import GrooveConfig
-from ..errors import GrooveError, ModelError, ParseError, ReadRefused
+from ..errors import EmbeddingRejected, GrooveError, ModelError, ParseError, ReadRefused
 from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
 from ..interfaces import Embedder, Parser
@@ -31,6 +31,7 @@ from ..store.store import AWAITING_REPARSE, DocumentRecord, Store, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
 from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
 from ..walker import Collected, IgnoreRules, WalkPolicy, collect, load_grooveignore
+from .endpoint import probe, rejection_error
 from .guard import check_model, record_model
 from .report import Reporter
 
@@ -62,6 +63,13 @@ class RunLines:
     def skipped(self, rel: str, reason: str) -> None:
         self.reporter.warn(f"Skipping {shown(rel)}: {reason}")  # never suppressed (R4.24)
 
+    def rejected(self, rel: str, status: int) -> None:
+        """R5.16: the endpoint refused this file's input; the status only, never the body."""
+        self.reporter.warn(
+            f"warning: {shown(rel)}: embedding endpoint rejected the input (HTTP {status}); skipped, "
+            "the index keeps what it had for this file"
+        )
+
 
 @attrs.frozen
 class IndexOptions:
@@ -90,6 +98,8 @@ class _Counters:
     skipped: int = 0
     frontmatter_unparsed: int = 0
     unparsed_paths: list[str] = attrs.Factory(list)
+    rejected_paths: list[str] = attrs.Factory(list)  # refused by an embedding endpoint (R5.16)
+    accepted_batches: int = 0  # embedding calls the endpoint accepted (R5.17)
 
 
 # How many unparsed-frontmatter files the fail_on_frontmatter_error message names. The message
@@ -118,6 +128,7 @@ class Indexer:
         self.counts = _Counters()
         self.contextual = config.contextual.enabled
         self.lines: RunLines = RunLines(reporter)
+        self.forced = False
         self._pending: list[_Prepared] = []
         # R4.15 step 1: a refused or invalid schema stops the run before anything is written.
         self.schema = load_kb_schema(kb)
@@ -127,12 +138,13 @@ class Indexer:
     # -- the run -------------------------------------------------------------------------------
     def run(self, options: IndexOptions) -> IndexSummary:
         started = time.monotonic()
+        self.forced = options.force
         self.reporter.stage(f"Indexing {self.kb}...")
         if not options.force:
             check_model(self.store, self.embedder, self.kb)
         self.embedder.load()
         if options.force:
-            self.embedder.probe_before_reset()
+            probe(self.embedder)
             self.store.reset(self.embedder.dimension, self._fresh_meta())
         else:
             self._settle_context_mode()
@@ -441,7 +453,12 @@ class Indexer:
     def _embed(self, batch: list[_Prepared]):
         texts = [t for p in batch for t in p.texts]
         try:
-            return self.embedder.embed_documents(texts)
+            vectors = self.embedder.embed_documents(texts)
+        except EmbeddingRejected as exc:
+            self.counts.accepted_batches += exc.accepted
+            if len(batch) == 1:
+                raise
+            return None  # some file of the batch was refused: _flush embeds them one by one
         except GrooveError:
             raise
         except Exception as exc:
@@ -452,12 +469,18 @@ class Indexer:
                 except Exception as inner:
                     raise ModelError(f"failed to embed chunks for {prepared.rel}: {inner}") from inner
             raise ModelError(f"failed to embed chunks for {batch[0].rel}: {exc}") from exc
+        self.counts.accepted_batches += 1
+        return vectors
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
         if not batch:
             return
         vectors = self._embed(batch)
+        if vectors is None:
+            for prepared in batch:
+                self._write_one(prepared)
+            return
         offset = 0
         for prepared in batch:
             n = len(prepared.chunks)
@@ -466,6 +489,22 @@ class Indexer:
             self._settled.add(prepared.rel)
             self.counts.updated += 1
             self.lines.indexed(prepared.rel, n)
+
+    def _write_one(self, prepared: _Prepared) -> None:
+        """Embed and write one file on its own; a refused input skips it and keeps its rows (R5.16)."""
+        try:
+            vectors = self._embed([prepared])
+        except EmbeddingRejected as exc:
+            # Vectors of the file's earlier requests are dropped with the exception; its row stays.
+            self.counts.skipped += 1
+            self.counts.rejected_paths.append(prepared.rel)
+            self.lines.rejected(prepared.rel, exc.status)
+            self._settled.add(prepared.rel)
+            return
+        self.store.replace_document(prepared.record, prepared.chunks, vectors)
+        self._settled.add(prepared.rel)
+        self.counts.updated += 1
+        self.lines.indexed(prepared.rel, len(prepared.chunks))
 
     # -- end of run ----------------------------------------------------------------------------
     def _sweep(self, unseen: Callable[[str], bool]) -> None:
@@ -516,17 +555,20 @@ class Indexer:
         if not_addressable:
             line += f"; {not_addressable} not indexed (names this platform cannot open)"
         self.reporter.stage(line)
+        errors = []
         if self.config.index.fail_on_frontmatter_error and c.frontmatter_unparsed:
-            summary = attrs.evolve(
-                summary,
-                error=f"{c.frontmatter_unparsed} file(s) have frontmatter that is not valid YAML and "
+            errors.append(
+                f"{c.frontmatter_unparsed} file(s) have frontmatter that is not valid YAML and "
                 "[index].fail_on_frontmatter_error is true: "
-                f"{_first_few(c.unparsed_paths)}; fix their frontmatter",
+                f"{first_few(c.unparsed_paths)}; fix their frontmatter"
             )
-        return summary
+        rejected = rejection_error(c.rejected_paths, c.accepted_batches, forced=self.forced)
+        if rejected:
+            errors.append(rejected)
+        return attrs.evolve(summary, error="; ".join(errors)) if errors else summary
 
 
-def _first_few(paths: Sequence[str]) -> str:
+def first_few(paths: Sequence[str]) -> str:
     named = ", ".join(paths[:NAMED_UNPARSED])
     return named if len(paths) <= NAMED_UNPARSED else f"{named} and {len(paths) - NAMED_UNPARSED} more"
 
