@@ -79,7 +79,7 @@ def _write_config(root: Path, url: str, extra: str = "", *, model: str = 'model 
     config = root / "groove.toml"
     config.write_text(
         f'kb_path = "kb"\n\n[embedding]\nprovider = "openai-compatible"\nendpoint = "{url}"\n'
-        f"{model}\ndimension = {DIM}\nmax_retries = 1\ntimeout_seconds = 2\n{extra}",
+        f"{model}\ndimension = {DIM}\nmax_retries = 1\ntimeout_seconds = 60\n{extra}",
         encoding="utf-8",
     )
     return config

@@ -18,13 +18,13 @@ import json
 import socket
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
 import numpy as np
 import uvicorn
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -158,6 +158,12 @@ def make_app(
     rerank: Callable[[str, list[str]], list[float]] | None = None,
 ) -> Starlette:
     """The server: ``embed`` maps texts to an ``(n, dimension)`` array; ``rerank`` scores passages."""
+    # The model runs on this pool, not on anyio's daemon threads: Python joins these at exit, so a
+    # call still running when a client gave up is never killed inside native code.
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="groove-openai-test-model")
+
+    async def run(fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
 
     async def before(request: Request, inputs: list[str], payload: dict[str, Any]) -> Fault | None:
         state.record(
@@ -185,7 +191,7 @@ def make_app(
             return RedirectResponse(request.url.path, status_code=307)
         if fault is not None and fault.kind == "not_json":
             return Response("<html>502 from a proxy</html>", media_type="text/html")
-        vectors = await run_in_threadpool(embed, list(inputs))
+        vectors = await run(embed, list(inputs))
         data = [
             {"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
             for i, v in enumerate(vectors)
@@ -207,7 +213,7 @@ def make_app(
             return _status(fault)
         if rerank is None:
             return JSONResponse({"error": "no reranker"}, status_code=404)
-        scores = await run_in_threadpool(rerank, payload["query"], list(docs))
+        scores = await run(rerank, payload["query"], list(docs))
         if fault is not None and fault.kind == "nan":
             scores[0] = float("nan")
         ranked = sorted(range(len(docs)), key=lambda i: -scores[i])  # servers answer best first
