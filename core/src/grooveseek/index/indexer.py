@@ -460,9 +460,7 @@ class Indexer:
             vectors = self.embedder.embed_documents(texts)
         except EmbeddingRejected as exc:
             self.counts.accepted_batches += exc.accepted
-            if len(batch) == 1:
-                raise
-            return None  # some file of the batch was refused: _flush embeds them one by one
+            raise
         except GrooveError:
             raise
         except Exception as exc:
@@ -480,10 +478,14 @@ class Indexer:
         batch, self._pending = self._pending, []
         if not batch:
             return
-        vectors = self._embed(batch)
-        if vectors is None:
-            for prepared in batch:
-                self._write_one(prepared)
+        try:
+            vectors = self._embed(batch)
+        except EmbeddingRejected as exc:
+            if len(batch) == 1:
+                self._rejected(batch[0], exc.status)
+            else:  # which file was refused? each is sent again on its own
+                for prepared in batch:
+                    self._write_one(prepared)
             return
         offset = 0
         for prepared in batch:
@@ -499,16 +501,19 @@ class Indexer:
         try:
             vectors = self._embed([prepared])
         except EmbeddingRejected as exc:
-            # Vectors of the file's earlier requests are dropped with the exception; its row stays.
-            self.counts.skipped += 1
-            self.counts.rejected_paths.append(prepared.rel)
-            self.lines.rejected(prepared.rel, exc.status)
-            self._settled.add(prepared.rel)
+            self._rejected(prepared, exc.status)
             return
         self.store.replace_document(prepared.record, prepared.chunks, vectors)
         self._settled.add(prepared.rel)
         self.counts.updated += 1
         self.lines.indexed(prepared.rel, len(prepared.chunks))
+
+    def _rejected(self, prepared: _Prepared, status: int) -> None:
+        # Vectors of the file's earlier requests went with the exception; its row stays as it was.
+        self.counts.skipped += 1
+        self.counts.rejected_paths.append(prepared.rel)
+        self.lines.rejected(prepared.rel, status)
+        self._settled.add(prepared.rel)
 
     # -- end of run ----------------------------------------------------------------------------
     def _sweep(self, unseen: Callable[[str], bool]) -> None:
