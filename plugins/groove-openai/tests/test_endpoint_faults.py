@@ -248,3 +248,32 @@ def test_nothing_is_sent_before_real_work(endpoint):
     assert endpoint.state.seen == []
     embedder.probe_before_reset()
     assert [s.inputs for s in endpoint.state.seen] == [("GrooveSeek endpoint probe",)]
+
+
+# --- proxies (R5.11) -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [
+        ("http://localhost:11434/v1/embeddings", True),
+        ("http://127.0.0.1:8080/v1/embeddings", True),
+        ("http://127.5.0.1/v1/embeddings", True),
+        ("http://[::1]:8080/v1/embeddings", True),
+        ("https://api.openai.com/v1/embeddings", False),
+        ("http://10.0.0.5:8080/v1/embeddings", False),
+    ],
+)
+def test_loopback_detection(url, loopback):
+    from groove_openai.client import is_loopback
+
+    assert is_loopback(url) is loopback
+
+
+def test_a_loopback_endpoint_ignores_proxy_settings(endpoint, monkeypatch):
+    # A proxy that does not exist: going through it would fail every request.
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    assert make(endpoint.url, max_retries=0).embed_documents(TEXTS).shape == (3, DIM)
