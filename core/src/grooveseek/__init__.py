@@ -4,6 +4,7 @@ This facade is the public API for plugin authors: the hook marker, the plugin in
 values that cross module boundaries.
 """
 
+from .config.model import GrooveConfig
 from .errors import ConfigError, EmbeddingRejected, GrooveError, ModelError, ParseError
 from .hookspecs import hookimpl
 from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
@@ -20,6 +21,7 @@ __all__ = [
     "Embedder",
     "EmbeddingRejected",
     "Grammar",
+    "GrooveConfig",
     "GrooveError",
     "Hit",
     "ModelError",
