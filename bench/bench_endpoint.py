@@ -84,8 +84,8 @@ def prepare(corpus: Path, port: int) -> dict[str, Path]:
     }
     for name, table in tables.items():
         root = WORK / name
-        shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(corpus, root / "kb")
+        if not (root / "kb").is_dir():  # kept between runs: every index round is --force anyway
+            shutil.copytree(corpus, root / "kb")
         config = root / "groove.toml"
         config.write_text(f'kb_path = "kb"\n{table}[watch]\nenabled = false\n', encoding="utf-8")
         configs[name] = config
@@ -155,6 +155,7 @@ def main() -> None:
     parser.add_argument("--clients", default="1,8")
     parser.add_argument("--requests", type=int, default=48)
     parser.add_argument("--shared", default=str(ROOT.parent.parent / "shared"))
+    parser.add_argument("--parts", default="index,eval,mcp", help="which parts to run (comma-separated)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -173,9 +174,13 @@ def main() -> None:
         port = int(server.stdout.readline())
         configs = prepare(corpus, port)
         print(f"corpus {corpus} ({load()}); endpoint on 127.0.0.1:{port}", file=sys.stderr)
-        index_rounds(configs, args.rounds)
-        quality(configs, golden)
-        concurrency(configs, [int(c) for c in args.clients.split(",")], args.requests)
+        parts = set(args.parts.split(","))
+        if "index" in parts or not all((c.parent / ".groove.db").exists() for c in configs.values()):
+            index_rounds(configs, args.rounds)
+        if "eval" in parts:
+            quality(configs, golden)
+        if "mcp" in parts:
+            concurrency(configs, [int(c) for c in args.clients.split(",")], args.requests)
     finally:
         server.terminate()
         server.wait(timeout=30)

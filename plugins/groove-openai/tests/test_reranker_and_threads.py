@@ -35,7 +35,7 @@ def expected(minilm) -> list[float]:
 
 def reranker(url: str, **keys) -> EndpointReranker:
     return EndpointReranker(
-        RerankerEndpointConfig(endpoint=url, **keys), {}, timeout_seconds=5.0, sleep=lambda s: None
+        RerankerEndpointConfig(endpoint=url, **keys), {}, timeout_seconds=30.0, sleep=lambda s: None
     )
 
 
@@ -99,7 +99,7 @@ def test_one_client_serves_many_threads(endpoint, minilm):
     embedder = OpenAIEmbedder(
         EmbeddingConfig(provider="openai-compatible", endpoint=endpoint.url, model="m", dimension=384),
         {},
-        timeout_seconds=10.0,
+        timeout_seconds=30.0,
     )
     queries = [f"question number {i} about notes" for i in range(8)]
     want = {q: minilm.embed_query(q) for q in queries}

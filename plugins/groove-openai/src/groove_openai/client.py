@@ -132,14 +132,15 @@ class EndpointClient:
         self,
         settings: EndpointSettings,
         *,
-        sleep: Callable[[float], None] = time.sleep,
-        rand: Callable[[], float] = random.random,
-        now: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] | None = None,
+        rand: Callable[[], float] | None = None,
+        now: Callable[[], float] | None = None,
     ) -> None:
         self.settings = settings
-        self._sleep = sleep
-        self._rand = rand
-        self._now = now
+        # "is None", not "or": a recorder that is an empty list is still the sleep to use.
+        self._sleep = time.sleep if sleep is None else sleep
+        self._rand = random.random if rand is None else rand
+        self._now = time.time if now is None else now
         self._lock = threading.Lock()
         self._http: httpx.Client | None = None
 

@@ -85,8 +85,7 @@ class OpenAIEmbedder(Embedder):
             key_hint=f"{API_KEY_ENV} or [embedding].api_key",
             api_key=env.get(API_KEY_ENV) or embedding.api_key,
         )
-        extras = {k: v for k, v in (("sleep", sleep), ("rand", rand)) if v is not None}
-        self.client = EndpointClient(settings, **extras)
+        self.client = EndpointClient(settings, sleep=sleep, rand=rand)
 
     def __repr__(self) -> str:  # R5.19: never the key; the host, not the full URL
         return (

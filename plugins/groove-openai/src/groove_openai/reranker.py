@@ -56,7 +56,7 @@ def read_scores(body: bytes, count: int) -> list[float]:
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
             raise ValueError(f"the score for index {index} is not a finite number")
         scores[index] = float(score)
-    return [s for s in scores if s is not None]
+    return [float(s) for s in scores if s is not None]
 
 
 class EndpointReranker(Reranker):
@@ -86,15 +86,14 @@ class EndpointReranker(Reranker):
         self.max_input_chars = int(getattr(table, "max_input_chars", 8000))
         settings = EndpointSettings(
             url=getattr(table, "endpoint", None) or "",
-            timeout_seconds=float(timeout_seconds or getattr(table, "timeout_seconds", 60)),
+            timeout_seconds=timeout_seconds or float(getattr(table, "timeout_seconds", 60)),
             max_retries=int(getattr(table, "max_retries", 3)),
             what="rerank endpoint",
             url_key="[reranker].endpoint",
             key_hint=f"{API_KEY_ENV} or [reranker].api_key",
             api_key=env.get(API_KEY_ENV) or getattr(table, "api_key", None),
         )
-        extras = {k: v for k, v in (("sleep", sleep), ("rand", rand)) if v is not None}
-        self.client = EndpointClient(settings, **extras)
+        self.client = EndpointClient(settings, sleep=sleep, rand=rand)
 
     def __repr__(self) -> str:
         return f"EndpointReranker(host={self.host!r}, model={self.model!r})"

@@ -17,7 +17,7 @@ import asyncio
 import json
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -130,7 +130,7 @@ async def _faulty(fault: Fault, body: bytes, cap: int) -> Response:
     kind = fault.kind
     if kind == "stall":
 
-        async def halves():
+        async def halves() -> AsyncIterator[bytes]:
             yield body[: len(body) // 2]
             await asyncio.sleep(fault.seconds)
             yield body[len(body) // 2 :]
