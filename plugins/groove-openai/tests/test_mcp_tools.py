@@ -30,6 +30,8 @@ def service(tmp_path, endpoint, monkeypatch, write_config):
 def test_search_failure_names_the_status_only(service, endpoint):
     from grooveseek.mcp.server import run_tool
 
+    service.embedder.load()  # what serve start-up does: nothing reaches the endpoint (R5.18)
+    assert endpoint.state.seen == []
     assert "error" not in run_tool(service, "rebuild_index", {})
     assert run_tool(service, "search", {"query": "pip install"})["results"]
     endpoint.state.add(Fault("status", status=503))
