@@ -32,6 +32,7 @@ MEMBERS = [
     "grammars/groove-grammar-rust",
     "grammars/groove-grammar-python",
     "grammars/groove-grammar-php",
+    "plugins/groove-openai",
     ".",
 ]
 

@@ -15,7 +15,10 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "GrooveConfig": ".config.model",
+    "ConfigError": ".errors",
+    "EmbeddingRejected": ".errors",
     "GrooveError": ".errors",
+    "ModelError": ".errors",
     "ParseError": ".errors",
     "hookimpl": ".hookspecs",
     "PLUGIN_API_VERSION": ".interfaces",
@@ -34,7 +37,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from .config.model import GrooveConfig
-    from .errors import GrooveError, ParseError
+    from .errors import ConfigError, EmbeddingRejected, GrooveError, ModelError, ParseError
     from .hookspecs import hookimpl
     from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
     from .types import Chunk, ChunkSettings, Hit, ParseContext, ParsedDocument, Section
@@ -58,11 +61,14 @@ __all__ = [
     "Chunk",
     "ChunkSettings",
     "Chunker",
+    "ConfigError",
     "Embedder",
+    "EmbeddingRejected",
     "Grammar",
     "GrooveConfig",
     "GrooveError",
     "Hit",
+    "ModelError",
     "ParseContext",
     "ParseError",
     "ParsedDocument",
