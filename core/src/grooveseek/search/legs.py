@@ -10,7 +10,7 @@ import attrs
 
 from ..cjk import short_terms
 from ..interfaces import Embedder
-from ..store.store import Store
+from ..store.interface import IndexStore
 from .query import CompiledQuery
 from .request import SearchRequest
 
@@ -31,26 +31,34 @@ def fetch_size(n: int, filtered: bool) -> int:
     return min(n * 10, 10_000) if filtered else n
 
 
-def fts_leg(store: Store, compiled: CompiledQuery, n: int, req: SearchRequest) -> LegResult:
+def fts_leg(store: IndexStore, compiled: CompiledQuery, n: int, req: SearchRequest) -> LegResult:
     if compiled.expression is None or "fts" not in req.legs:
         return LegResult("fts", ())
     ranked = store.fts_candidates(compiled.expression, n, req.fusion.weights, req.filters)
     return LegResult("fts", tuple(cid for cid, _ in ranked), dict(ranked))
 
 
-def excluded_ids(store: Store, compiled: CompiledQuery) -> set[int]:
+def excluded_ids(store: IndexStore, compiled: CompiledQuery) -> set[int]:
     """R6.19: the rowid-only scan of the negative expression, computed only when there are negatives."""
     return store.fts_rowids(compiled.negative_expression) if compiled.negative_expression else set()
 
 
 def vector_leg(
-    store: Store, embedder: Embedder, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]
+    store: IndexStore,
+    embedder: Embedder,
+    compiled: CompiledQuery,
+    n: int,
+    req: SearchRequest,
+    excluded: set[int],
 ) -> LegResult:
     if "vector" not in req.legs or not compiled.positive_text.strip():
         return LegResult("vector", ())
-    filtered = req.filters.active or bool(excluded)
+    # The quality threshold is applied inside the scan, before the top k: 99 % of chunks pass it,
+    # so counting it as a filter would fetch ten times the neighbours for nothing (issue 16).
+    quality = req.filters.min_quality
+    filtered = attrs.evolve(req.filters, min_quality=0.0).active or bool(excluded)
     vector = embedder.embed_query(compiled.positive_text)
-    candidates = store.knn(vector, min(fetch_size(n, filtered), MAX_KNN))
+    candidates = store.knn(vector, min(fetch_size(n, filtered), MAX_KNN), quality)
     if filtered:
         passing = store.passing_chunk_ids([cid for cid, _ in candidates], req.filters)
         candidates = [(cid, d) for cid, d in candidates if cid in passing and cid not in excluded]
@@ -59,7 +67,7 @@ def vector_leg(
 
 
 def cjk_leg(
-    store: Store, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]
+    store: IndexStore, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]
 ) -> LegResult:
     """Two-character kanji/katakana words, which the trigram leg cannot match (design; docs/retrieval.md).
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import apsw
 
-from ..cjk import bigram_text
+from .cjk import CjkTable
 
 PRODUCER = "grooveseek-python"
 FTS_TOKENIZER = "trigram case_sensitive 0 remove_diacritics 1"
@@ -51,17 +51,21 @@ def _m002_cjk_bigrams(conn: apsw.Connection) -> None:
         "create virtual table if not exists fts_cjk using fts5(heading, context, "
         "content, tokenize='unicode61')"
     )
-    rows = conn.execute(
-        "select id, coalesce(heading, ''), context, content from chunks where id not "
-        "in (select rowid from fts_cjk)"
-    ).fetchall()
-    conn.executemany(
-        "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
-        [(cid, bigram_text(h), bigram_text(c), bigram_text(t)) for cid, h, c, t in rows],
+    CjkTable(conn).repair()
+
+
+def _m003_vector_generation(conn: apsw.Connection) -> None:
+    """Triggers that stamp a fresh generation token on any chunk change, for the numpy scan."""
+    from .matrix import GENERATION_KEY, install_generation_triggers
+
+    install_generation_triggers(conn)
+    conn.execute(
+        "insert or replace into index_meta(key, value) values (?, lower(hex(randomblob(8))))",
+        (GENERATION_KEY,),
     )
 
 
-def _m003_chunk_anchor(conn: apsw.Connection) -> None:
+def _m004_chunk_anchor(conn: apsw.Connection) -> None:
     """A heading's ``{#anchor}`` id, kept apart from the heading text (docs/retrieval.md).
 
     Existing rows keep null until their parser's policy pass re-reads them (R4.38).
@@ -74,7 +78,8 @@ def _m003_chunk_anchor(conn: apsw.Connection) -> None:
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     _m001_initial,
     _m002_cjk_bigrams,
-    _m003_chunk_anchor,
+    _m003_vector_generation,
+    _m004_chunk_anchor,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

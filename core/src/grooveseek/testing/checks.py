@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Sequence
-from typing import Any
+from typing import NoReturn, TypedDict, Unpack
 
 import attrs
 import numpy as np
 
-from ..interfaces import Embedder, Parser
+from ..config.model import GrooveConfig
+from ..interfaces import Embedder, FloatArray, Grammar, Parser
 from ..types import ParseContext, ParsedDocument, Section
 
 # Distinct topics, so each text's own vector is clearly its nearest one (the order check).
@@ -47,13 +48,22 @@ class RecordingParseContext(ParseContext):
     warnings: list[str] = attrs.field(factory=list, eq=False)
 
 
-def recording_parse_context(**kwargs: Any) -> RecordingParseContext:
+class ParseLimits(TypedDict, total=False):
+    """The ParseContext fields a test may override."""
+
+    max_bytes: int
+    max_decompressed_size: int
+    exclude_headings: tuple[str, ...]
+    config: GrooveConfig | None
+
+
+def recording_parse_context(**kwargs: Unpack[ParseLimits]) -> RecordingParseContext:
     """A RecordingParseContext; keyword arguments override the ParseContext limits."""
     warnings: list[str] = []
     return RecordingParseContext(warn=warnings.append, warnings=warnings, **kwargs)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise ContractViolation(message)
 
 
@@ -84,7 +94,7 @@ def _check_parser_attributes(parser: Parser) -> None:
             _fail(f"parser {pid}: {name} must be a non-empty string, got {value!r}")
 
 
-def _check_document(parser: Parser, doc: Any, what: str) -> ParsedDocument:
+def _check_document(parser: Parser, doc: object, what: str) -> ParsedDocument:
     if doc is None:
         _fail(f"parser {parser.id}: parse() returned None for {what}; raise ParseError instead")
     if not isinstance(doc, ParsedDocument):
@@ -96,7 +106,7 @@ def _check_document(parser: Parser, doc: Any, what: str) -> ParsedDocument:
     return doc
 
 
-def _parse_elsewhere(parser: Parser, data: bytes, rel_path: str, ctx: ParseContext) -> Any:
+def _parse_elsewhere(parser: Parser, data: bytes, rel_path: str, ctx: ParseContext) -> object:
     """Parse with the working directory set to an empty temporary one.
 
     A parser gets the file's bytes; one that opens ``rel_path`` itself would read the wrong file
@@ -163,7 +173,7 @@ def check_parser(
 # -------------------------------------------------------------------------------------- embedders
 
 
-def _as_matrix(embedder: Embedder, value: Any, count: int, what: str) -> np.ndarray:
+def _as_matrix(embedder: Embedder, value: object, count: int, what: str) -> FloatArray:
     if not isinstance(value, np.ndarray):
         _fail(f"embedder {embedder.id}: {what} returned {type(value).__name__}, not numpy.ndarray")
     if value.dtype != np.float32:
@@ -253,6 +263,52 @@ def check_embedder(
 # --------------------------------------------------------------------------------------- grammars
 
 
-def check_grammar(grammar: Any) -> None:
-    """Check a tree-sitter Grammar against R3.8. Not implemented yet."""
-    raise NotImplementedError("check_grammar is not implemented yet (R3.8)")
+def check_grammar(grammar: Grammar, sample: bytes, rel_path: str | None = None) -> None:
+    """Check a tree-sitter ``Grammar`` against R3.8 and the code parser's contract.
+
+    Runs the same load checks as the core (the id is one lowercase extension, the language name is
+    set, the language function returns a language whose ABI this tree-sitter reads, the tags query
+    compiles and tags definitions), then parses ``sample`` — a small source file in the language
+    with at least one definition — through the built-in code parser and checks that definitions are
+    found, that every chunk's line range matches its content, that parsing is deterministic, and
+    that broken source still parses (tree-sitter recovers; the file must not be lost).
+
+    Raises:
+        ContractViolation: naming the broken rule.
+    """
+    from ..builtins.code import CodeParser, load_grammar
+    from ..errors import GrooveError
+
+    if not isinstance(grammar, Grammar):
+        _fail(f"check_grammar: expected a grooveseek.Grammar, got {type(grammar).__name__}")
+    try:
+        loaded = load_grammar(grammar, distribution="(checked by grooveseek.testing)")
+    except GrooveError as exc:
+        _fail(f"grammar {grammar.id!r} fails the load checks (R3.8): {exc}")
+    parser = CodeParser(loaded)
+    rel = rel_path or f"sample.{grammar.id}"
+    first = parser.parse(sample, rel, recording_parse_context())
+    if first != parser.parse(sample, rel, recording_parse_context()):
+        _fail(f"grammar {grammar.id!r}: parsing the same sample twice gave different documents")
+    if not any(s.is_definition for s in first.sections):
+        _fail(
+            f"grammar {grammar.id!r}: the tags query found no definition in the sample; pass a sample "
+            "with a function or class, or check that the query tags @definition.<kind>"
+        )
+    expected_tags = ("code", f"lang:{grammar.language_name}")
+    if tuple(first.system_tags[:2]) != expected_tags:
+        _fail(f"grammar {grammar.id!r}: document tags {first.system_tags!r}, expected {expected_tags!r}")
+    lines = sample.decode("utf-8").replace("\r\n", "\n").split("\n")
+    for s in first.sections:
+        assert s.start_line is not None and s.end_line is not None
+        shown = "\n".join(lines[s.start_line - 1 : s.end_line]).rstrip()
+        if shown != s.text:
+            _fail(
+                f"grammar {grammar.id!r}: chunk {s.heading!r} is not the text of its lines "
+                f"{s.start_line}-{s.end_line}"
+            )
+    broken = sample[: max(1, len(sample) // 2)] + b"\n)}]{([ <<< broken\n" + sample
+    try:
+        parser.parse(broken, rel, recording_parse_context())
+    except Exception as exc:  # noqa: BLE001 - any exception breaks the contract; report it
+        _fail(f"grammar {grammar.id!r}: a file with a syntax error raised {type(exc).__name__}: {exc}")
