@@ -128,8 +128,12 @@ class FastEmbedEmbedder(Embedder):
 
     def _counting_tokenizer(self) -> Any:
         if self._counter is None:
-            inner = getattr(self._get_model(), "model", None)
-            tokenizer = getattr(inner, "tokenizer", None)
+            model = self._get_model()
+            # The packaged model's direct runtime holds the tokenizer itself; fastembed's models
+            # hold it on their inner model.
+            tokenizer = getattr(model, "tokenizer", None) or getattr(
+                getattr(model, "model", None), "tokenizer", None
+            )
             if tokenizer is None:
                 return None
             from tokenizers import Tokenizer
