@@ -331,7 +331,7 @@ GET_CONNECTION_GRAPH = ToolSpec(
         Param("category", "string", "Only neighbours in this category."),
         Param("topic", "string", "Only neighbours with this topic."),
         Param("exclude_paths", "string[]", "Documents never to accept as neighbours (at most 64)."),
-        Param("max_nodes", "integer", "Node budget, 1..2000 (seeds included).", default=40),
+        Param("max_nodes", "integer", "Node budget, 1..2000 (seeds included).", default=30),
         Param(
             "max_seed_chunks",
             "integer",

@@ -35,9 +35,9 @@ _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 Json = dict[str, Any]
 
-# A default graph call stays under 16 KB (bench/response_size.py): 40 nodes of ~100-character snippets.
+# A default graph call stays under 16 KB (bench/response_size.py): 30 nodes of ~100-character snippets.
 # The CLI keeps R6.64's 100 nodes and R6.63's 200 characters, for people who read the tree.
-MCP_GRAPH_MAX_NODES = 40
+MCP_GRAPH_MAX_NODES = 30
 MCP_GRAPH_SNIPPET_CHARS = 100
 
 BEST_PRACTICE_NOT_CONFIGURED = (
