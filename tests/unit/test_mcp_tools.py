@@ -306,8 +306,9 @@ def test_min_confidence_ratio(service: KBService) -> None:
         "min_confidence_ratio": 0.0
     }
     assert tools.search(service, "garden", min_confidence_ratio=math.inf)["filter_applied"] == {}
-    assert tools.search(service, "garden", min_confidence_ratio=1e9)["low_confidence"] is True
-    assert tools.search(service, "garden", min_confidence_ratio=0.0)["low_confidence"] is False
+    # The flag follows word coverage now (docs/retrieval.md); the ratio only turns it off at 0.
+    assert tools.search(service, "garden zzqx wwvy", min_confidence_ratio=1e9)["low_confidence"] is True
+    assert tools.search(service, "garden zzqx wwvy", min_confidence_ratio=0.0)["low_confidence"] is False
 
 
 def test_mmr_and_parent_retriever(service: KBService) -> None:
