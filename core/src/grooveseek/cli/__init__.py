@@ -28,6 +28,7 @@ COMMANDS = {
     "eval": "grooveseek.cli.eval:eval_command",
     "plugins": "grooveseek.cli.plugins:plugins_command",
     "serve": "grooveseek.cli.serve:serve_command",
+    "mcp-config": "grooveseek.cli.mcpconfig:mcp_config_command",
 }
 
 

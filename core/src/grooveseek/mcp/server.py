@@ -41,8 +41,8 @@ INSTRUCTIONS = (
     "document in full with `get_document` before relying on it, using the `path` exactly as search returns "
     "it; use `list_topics` to see the categories and topics that `search` can filter on, and "
     "`get_connection_graph` to find related documents a query's words did not reach. Every tool answers "
-    'JSON; a refusal arrives as {"error": "..."} with isError set. Cite the path of every document you use, and say so '
-    "when `low_confidence` is true or the knowledge base is silent."
+    'JSON; a refusal arrives as {"error": "..."} with isError set. Cite the path of every document you '
+    "use, and say so when `low_confidence` is true or the knowledge base is silent."
 )
 
 _HANDLERS: dict[str, Callable[..., Any]] = {
