@@ -7,11 +7,12 @@ import click
 from ..app import build_app
 from ..console import echo_err
 from ..index.guard import check_folder
-from ..store.store import Store
+from ..store.interface import IndexStore
+from ..store.store import open_store
 from .options import config_option, effective_config_path, index_path_of, kb_option
 
 
-def _declared_line(store: Store) -> str:
+def _declared_line(store: IndexStore) -> str:
     """R8.12: the recorded declared keys and how many value rows they hold, or ``pending`` (R4.39)."""
     declared = store.declared_fields()
     if declared is None:
@@ -31,7 +32,7 @@ def status_command(ctx: click.Context, kb_path: str | None, config_path: str | N
     if not app.db.exists():
         echo_err(f"No index found. Run groove index --kb-path {app.kb} first.")
         return
-    store = Store.open(app.db, create=False)
+    store = open_store(app.db, create=False)
     try:
         check_folder(store, app.kb)  # another folder's index would report its documents as these
         docs, chunks = store.counts()
