@@ -22,7 +22,18 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
-MEMBERS = ["core", "plugins/groove-md", "plugins/groove-txt", "plugins/groove-fastembed", "."]
+MEMBERS = [
+    "core",
+    "plugins/groove-md",
+    "plugins/groove-txt",
+    "plugins/groove-fastembed",
+    "plugins/groove-pdf",
+    "plugins/groove-office",
+    ".",
+]
+# Test-only packages: pytest itself, onnx (the tiny cross-encoder the reranker tests build) and the
+# writers the PDF and Office tests generate their files with (pinned in constraints.txt).
+TEST_ONLY = ["pytest", "hypothesis", "onnx", "reportlab", "python-docx", "xlsxwriter"]
 
 
 def _inputs_digest() -> str:
@@ -46,7 +57,7 @@ def install() -> None:
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
     editable = [arg for m in MEMBERS for arg in ("-e", str(ROOT / m))]
     subprocess.run(
-        pip + ["-c", str(ROOT / "constraints.txt")] + editable + ["pytest", "hypothesis", "onnx"], check=True
+        pip + ["-c", str(ROOT / "constraints.txt")] + editable + TEST_ONLY, check=True
     )
     stamp.write_text(digest)
 

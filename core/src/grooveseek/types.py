@@ -20,7 +20,8 @@ class Section:
     """One unit a parser produces before chunking rules apply (SPEC glossary: Section).
 
     ``heading``/``level`` are None for text before the first heading and for formats without
-    headings. ``text`` is the body, heading line excluded.
+    headings. ``text`` is the body, heading line excluded. ``table_rows`` are the UTF-8 byte ranges
+    ``(start, end)`` of ``text`` that are table rows (``.docx`` / ``.pptx``, R3.66).
     """
 
     heading: str | None
@@ -31,6 +32,7 @@ class Section:
     end_line: int | None = None
     symbol_kind: str | None = None
     is_definition: bool = False
+    table_rows: tuple[tuple[int, int], ...] = ()
 
 
 @attrs.frozen
@@ -53,6 +55,9 @@ class ParsedDocument:
     frontmatter_unparsed: str | None = None
     truncated: bool = False
     system_tags: tuple[str, ...] = ()
+    #: What the ``sections`` chunker writes before a heading it folds into the previous chunk
+    #: (R3.27): ``"## "`` is Markdown's; other formats set ``""`` so no Markdown lands in their text.
+    heading_marker: str = "## "
 
 
 @attrs.frozen
@@ -96,6 +101,8 @@ class Chunk:
     end_line: int | None = None
     symbol_kind: str | None = None
     is_definition: bool = False
+    #: UTF-8 byte ranges of ``content`` that are table rows (R3.66); never serialised.
+    table_rows: tuple[tuple[int, int], ...] = ()
 
 
 @attrs.frozen
@@ -150,6 +157,9 @@ class Hit:
     symbol_kind: str | None = None
     uri: str | None = None
     explain: Mapping[str, Any] | None = None  # only with --explain (design): per-leg ranks and scores
+    #: R3.66: UTF-8 byte ranges of ``content`` that are .docx/.pptx table rows. Python API only: never
+    #: serialised in MCP or CLI output.
+    table_rows: tuple[tuple[int, int], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The wire shape, keys in R6.53 order, optional keys absent rather than null."""

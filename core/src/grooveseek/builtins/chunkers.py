@@ -77,6 +77,29 @@ def _context_for(section: Section, crumb: str, settings: ChunkSettings) -> str:
     return crumb if settings.contextual else ""
 
 
+def stripped_rows(text: str, rows: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """R3.66: ``rows`` (UTF-8 byte ranges of ``text``) re-based onto ``text.strip()``.
+
+    Ranges are moved left by the stripped leading whitespace and clipped to the stripped text; a
+    range left empty is dropped.
+    """
+    if not rows:
+        return ()
+    lead = len(text.encode("utf-8")) - len(text.lstrip().encode("utf-8"))
+    size = len(text.strip().encode("utf-8"))
+    out = []
+    for start, end in rows:
+        s, e = max(start - lead, 0), min(end - lead, size)
+        if e > s:
+            out.append((s, e))
+    return tuple(out)
+
+
+def shifted_rows(rows: Sequence[tuple[int, int]], by: int) -> tuple[tuple[int, int], ...]:
+    """Byte ranges moved right by ``by`` bytes (a piece appended after earlier text)."""
+    return tuple((s + by, e + by) for s, e in rows)
+
+
 def _chunk_from(section: Section, index: int, content: str, context: str) -> Chunk:
     return Chunk(
         chunk_index=index,
@@ -89,18 +112,21 @@ def _chunk_from(section: Section, index: int, content: str, context: str) -> Chu
         end_line=section.end_line,
         symbol_kind=section.symbol_kind,
         is_definition=section.is_definition,
+        table_rows=stripped_rows(section.text, section.table_rows),
     )
 
 
-def merge_piece(heading: str | None, content: str) -> str:
+def merge_piece(heading: str | None, content: str, marker: str = "## ") -> str:
     """R3.27: the text a small section contributes: ``## <heading>`` then ``\\n\\n<content>``.
 
     Always ``##``, even for a level-3 heading. A section without a heading contributes its
     content alone (upstream's behaviour; a heading-less section is only ever first in Markdown).
+    ``marker`` is the document's ``heading_marker``: other formats pass ``""`` so no Markdown
+    syntax lands in their chunks.
     """
     if heading is None:
         return content
-    return f"## {heading}\n\n{content}" if content else f"## {heading}"
+    return f"{marker}{heading}\n\n{content}" if content else f"{marker}{heading}"
 
 
 def _append(previous: str, piece: str) -> str:
@@ -118,6 +144,7 @@ class _Pending:
     content: str
     context: str
     end_line: int | None
+    table_rows: tuple[tuple[int, int], ...] = ()
 
 
 class SectionsChunker(Chunker):
@@ -131,17 +158,27 @@ class SectionsChunker(Chunker):
             if is_excluded(section.heading, settings.exclude_headings):
                 continue
             content = section.text.strip()
+            rows = stripped_rows(section.text, section.table_rows)
             if pending and len(content.encode("utf-8")) < MERGE_BELOW_BYTES:
                 last = pending[-1]
-                last.content = _append(last.content, merge_piece(section.heading, content))
+                piece = merge_piece(section.heading, content, doc.heading_marker)
+                if rows and piece:
+                    # The content sits at the end of the piece, after "\n\n" when both sides have text.
+                    join = 2 if last.content else 0
+                    before = len(last.content.encode("utf-8")) + join
+                    before += len(piece.encode("utf-8")) - len(content.encode("utf-8"))
+                    last.table_rows += shifted_rows(rows, before)
+                last.content = _append(last.content, piece)
                 if last.end_line is not None and section.end_line is not None:
                     last.end_line = section.end_line
                 continue
             pending.append(
-                _Pending(section, content, _context_for(section, crumb, settings), section.end_line)
+                _Pending(section, content, _context_for(section, crumb, settings), section.end_line, rows)
             )
         return [
-            attrs.evolve(_chunk_from(p.first, i, p.content, p.context), end_line=p.end_line)
+            attrs.evolve(
+                _chunk_from(p.first, i, p.content, p.context), end_line=p.end_line, table_rows=p.table_rows
+            )
             for i, p in enumerate(pending)
         ]
 

@@ -49,6 +49,7 @@ def _hit(row: HitRow, score: float) -> Hit:
         start_line=row.start_line,
         end_line=row.end_line,
         symbol_kind=row.symbol_kind,
+        table_rows=row.table_rows,
     )
 
 

@@ -63,6 +63,7 @@ class HitRow:
     start_line: int | None
     end_line: int | None
     symbol_kind: str | None
+    table_rows: tuple[tuple[int, int], ...] = ()
 
 
 def _now() -> str:

@@ -7,6 +7,7 @@ read methods come from ``DocumentWrites`` and ``Queries``. Callers never see SQL
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -120,6 +121,18 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
                     self.conn.execute("delete from index_meta where key=?", (key,))
                 else:
                     self.conn.execute("insert or replace into index_meta values (?, ?)", (key, value))
+
+    def last_run_skips(self) -> tuple[int, tuple[tuple[str, str], ...]]:
+        """The files the last completed ``groove index`` run skipped, for ``groove doctor``.
+
+        Returns ``(count, ((path, reason), ...))``; the list holds at most 1,000 files while
+        ``count`` is the full number. ``(0, ())`` before any run has completed.
+        """
+        raw = self.meta("last_run_skips")
+        if raw is None:
+            return 0, ()
+        data = json.loads(raw)
+        return int(data["count"]), tuple((f["path"], f["reason"]) for f in data["files"])
 
     def finish_run(self, meta: dict[str, str | None], awaiting_reparse: Sequence[str]) -> None:
         """R4.15 step 13 in one transaction: mark the rows a policy pass did not settle (R4.38) and
