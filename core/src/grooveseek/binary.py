@@ -138,9 +138,9 @@ class BudgetedZip:
             # A truncated archive, a bad CRC, an unsupported or encrypted member.
             raise ParseError(f"{info.filename} cannot be read from the zip archive: {exc}") from None
         except RuntimeError as exc:  # zipfile's "File ... is encrypted, password required"
-            raise ParseError(f"{info.filename} is encrypted; password-protected files are not supported") from (
-                exc
-            )
+            raise ParseError(
+                f"{info.filename} is encrypted; password-protected files are not supported"
+            ) from (exc)
 
 
 _DATE = re.compile(r"^(?:D:)?(\d{4})-?(\d{2})?-?(\d{2})?")

@@ -23,7 +23,11 @@ def _stream(body: bytes, *, compress: bool = False) -> bytes:
 
 def pdf_text(text: str) -> bytes:
     """A PDF literal string for WinAnsi text (ASCII here), with the three special characters escaped."""
-    return b"(" + text.encode("latin-1").replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)") + b")"
+    return (
+        b"("
+        + text.encode("latin-1").replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+        + b")"
+    )
 
 
 def lines_content(lines: Sequence[str], font: bytes = b"/F1") -> bytes:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 import attrs
+from lxml import etree
+
 from grooveseek import (
     BudgetedZip,
     BudgetExceeded,
@@ -22,7 +24,6 @@ from grooveseek import (
     Section,
     filename_title,
 )
-from lxml import etree
 
 from .docx_body import Paragraph, TableRows, body_blocks
 from .docx_styles import StyleTable

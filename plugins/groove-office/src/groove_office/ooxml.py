@@ -14,8 +14,9 @@ import re
 from typing import Any
 
 import attrs
-from grooveseek import BudgetedZip, DecompressionBudget, ParseContext, ParseError, metadata_date
 from lxml import etree
+
+from grooveseek import BudgetedZip, DecompressionBudget, ParseContext, ParseError, metadata_date
 
 DC = "{http://purl.org/dc/elements/1.1/}"
 DCTERMS = "{http://purl.org/dc/terms/}"
@@ -61,7 +62,7 @@ class CoreProps:
 
 
 def core_props(root: Any) -> CoreProps:
-    """R3.44: ``dc:title``; ``dcterms:created`` else ``dcterms:modified``; ``cp:keywords`` split on , and ;."""
+    """R3.44: ``dc:title``; ``dcterms:created``, else ``modified``; ``cp:keywords`` split on , and ;."""
     if root is None:
         return CoreProps()
 

@@ -40,9 +40,7 @@ def utf16_pair_share(text: str) -> float:
     if pairs == 0:
         return 0.0
     hits = sum(
-        1
-        for i in range(0, pairs * 2, 2)
-        if squeezed[i] == "0" and "\u0021" <= squeezed[i + 1] <= "\u00ff"
+        1 for i in range(0, pairs * 2, 2) if squeezed[i] == "0" and "\u0021" <= squeezed[i + 1] <= "\u00ff"
     )
     return hits / pairs
 
