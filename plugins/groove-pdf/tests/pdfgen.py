@@ -130,3 +130,117 @@ def tounicode_japanese_pdf(text: str) -> bytes:
         b"/ItalicAngle 0 /Ascent 859 /Descent -141 /CapHeight 859 /StemV 80 >>",
     ]
     return handmade_pdf([b"\n".join(ops)], font_objects=fonts)
+
+
+def reportlab_japanese_pdf(text: str, *, indirect_descendant: bool = False) -> bytes:
+    """Japanese in ReportLab's CID-keyed Type0 font (HeiseiMin-W3, UniJIS-UCS2-H, no ``/ToUnicode``).
+
+    ReportLab writes the ``/DescendantFonts`` CIDFont directly inside the array; with
+    ``indirect_descendant`` the file is rewritten so the array holds an indirect reference instead,
+    the other form met in practice (R3.91).
+    """
+    import io
+
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(UnicodeCIDFont("HeiseiMin-W3"))
+    buf = io.BytesIO()
+    page = canvas.Canvas(buf)
+    page.setFont("HeiseiMin-W3", 12)
+    for i, line in enumerate(text.split("\n")):
+        page.drawString(50, 780 - 16 * i, line)
+    page.showPage()
+    page.save()
+    if not indirect_descendant:
+        return buf.getvalue()
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(buf.getvalue())))
+    fonts = writer.pages[0]["/Resources"]["/Font"]
+    for key in list(fonts):
+        font = fonts[key].get_object()
+        if font.get("/Subtype") == "/Type0":
+            descendant = font["/DescendantFonts"][0].get_object()
+            assert isinstance(descendant, DictionaryObject)
+            font[NameObject("/DescendantFonts")] = ArrayObject([writer._add_object(descendant)])
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def encrypted_pdf(pages: Sequence[Sequence[str]]) -> bytes:
+    """``text_pdf`` encrypted with a user password (RC4-128, which pypdf writes without extras)."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(text_pdf(pages))))
+    writer.encrypt(user_password="secret", owner_password="owner", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def huge_text_page_pdf(megabytes: int) -> bytes:
+    """One page whose Flate content stream inflates to ``megabytes`` MB of text; a few KB on disk.
+
+    Compressed in pieces, so the test never holds the inflated stream either.
+    """
+    line = b"(All work and no play makes a dull index, all work and no play.) Tj T*\n"
+    piece = line * (1_000_000 // len(line))
+    squeezer = zlib.compressobj(9)
+    body = [squeezer.compress(b"BT /F1 11 Tf 14 TL 50 780 Td\n")]
+    for _ in range(megabytes):
+        body.append(squeezer.compress(piece))
+    body.append(squeezer.compress(b"ET") + squeezer.flush())
+    data = b"".join(body)
+    stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream"
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+            HELVETICA,
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> "
+            b"/Contents 5 0 R >>",
+            stream,
+        ]
+    )
+
+
+def deep_page_tree_pdf(depth: int = 10_000) -> bytes:
+    """A page tree nested ``depth`` levels deep: each ``/Pages`` node's only kid is the next one."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>"]
+    for i in range(depth):
+        objects.append(b"<< /Type /Pages /Kids [%d 0 R] /Count 1 >>" % (i + 3))
+    objects.append(
+        b"<< /Type /Page /MediaBox [0 0 595 842] /Contents %d 0 R /Resources << /Font << /F1 %d 0 R >> >> >>"
+        % (depth + 3, depth + 4)
+    )
+    objects.append(_stream(lines_content(["A page at the bottom of a very deep tree."])))
+    objects.append(HELVETICA)
+    return assemble(objects)
+
+
+def deep_array_pdf(depth: int = 10_000) -> bytes:
+    """A page whose resources hold an array nested ``depth`` levels deep (a recursive-parser trap)."""
+    nested = b"[" * depth + b"1" + b"]" * depth
+    content = lines_content(["This page carries a resource array nested ten thousand levels deep."])
+    return assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+            HELVETICA,
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> "
+            b"/Deep " + nested + b" >> /Contents 5 0 R >>",
+            _stream(content),
+        ]
+    )
+
+
+def dense_page_pdf(lines: int) -> bytes:
+    """One compressed page of ``lines`` lines of English (about 60 bytes each): slow for pypdf to read."""
+    line = b"(The quick brown fox jumps over the lazy dog again and again.) Tj T*\n"
+    return handmade_pdf([b"BT /F1 11 Tf 14 TL 50 780 Td\n" + line * lines + b"ET"], compress=True)

@@ -17,7 +17,6 @@ from grooveseek import DecompressionBudget, ParseError, cut_utf8
 
 from .textfix import clean_page
 
-PAGE_TEXT_CAP = 1_048_576
 ENCRYPTED = "encrypted PDF; password-protected files are not supported"
 _PIECE = 1 << 16
 
@@ -53,15 +52,17 @@ def _inflated_size(stream: Any, stop_after: int) -> int:
     return size
 
 
-def _page_text(page: Any, number: int, budget: DecompressionBudget, warnings: list[str]) -> str:
+def _page_text(
+    page: Any, number: int, budget: DecompressionBudget, page_cap: int, warnings: list[str]
+) -> str:
     for stream in _streams(page.get("/Contents")):
         size = _inflated_size(stream, budget.limit)
         if size > budget.limit:
             raise budget.refusal(f"page {number}'s content stream", size)
     text = clean_page(page.extract_text() or "")
-    text, cut = cut_utf8(text, PAGE_TEXT_CAP)
+    text, cut = cut_utf8(text, page_cap)
     if cut:
-        warnings.append(f"page {number}: text truncated at 1 MiB")
+        warnings.append(f"page {number}: text truncated at {page_cap} bytes")
     budget.take(len(text.encode("utf-8")), "the PDF's extracted text")
     return text
 
@@ -79,8 +80,11 @@ def _meta(reader: Any) -> tuple[str | None, str | None]:
     return title, created
 
 
-def extract(data: bytes, budget_limit: int, budget_name: str) -> dict[str, Any]:
-    """Extract every page of ``data``; raises ParseError for an encrypted or over-budget file."""
+def extract(data: bytes, budget_limit: int, budget_name: str, page_cap: int) -> dict[str, Any]:
+    """Extract every page of ``data``; raises ParseError for an encrypted or over-budget file.
+
+    ``page_cap`` is the most UTF-8 bytes one page's text keeps (1 MiB in production, R3.36).
+    """
     from pypdf import PdfReader
 
     budget = DecompressionBudget(budget_limit, budget_name)
@@ -91,6 +95,6 @@ def extract(data: bytes, budget_limit: int, budget_name: str) -> dict[str, Any]:
     if reader.is_encrypted:
         raise ParseError(ENCRYPTED)
     warnings: list[str] = []
-    pages = [_page_text(page, n, budget, warnings) for n, page in enumerate(reader.pages, start=1)]
+    pages = [_page_text(page, n, budget, page_cap, warnings) for n, page in enumerate(reader.pages, start=1)]
     title, created = _meta(reader)
     return {"pages": pages, "title": title, "created": created, "warnings": warnings}

@@ -22,6 +22,8 @@ from .extract import extract
 
 #: R3.36: extraction stops after 120 s. Tests lower it (the parent reads it on every call).
 TIMEOUT_SECONDS = 120.0
+#: R3.36: one page's text is cut at 1 MiB. Tests lower it (it travels with each request).
+PAGE_TEXT_CAP = 1_048_576
 #: The worker's address-space cap: room for pypdf plus several copies of the budget.
 BASE_MEMORY = 2 << 30
 BUDGET_COPIES = 8
@@ -37,14 +39,15 @@ def _serve(conn: Any, memory_limit: int | None) -> None:
         except (ImportError, ValueError, OSError):
             pass  # no RLIMIT_AS (Windows, macOS): the timeout still bounds the work
     sys.setrecursionlimit(3000)
+    import pypdf  # noqa: F401 - imported once, before the first request's clock starts
+
     while True:
         try:
             request = conn.recv()
         except (EOFError, OSError):
             return
-        data, budget_limit, budget_name = request
         try:
-            conn.send(("ok", extract(data, budget_limit, budget_name)))
+            conn.send(("ok", extract(*request)))
         except ParseError as exc:
             conn.send(("refused", str(exc)))
         except MemoryError:
@@ -100,7 +103,7 @@ class ExtractionWorker:
                 self.stop()
                 self._start(memory)
             try:
-                self._conn.send((data, budget_limit, budget_name))
+                self._conn.send((data, budget_limit, budget_name, PAGE_TEXT_CAP))
                 ready = self._conn.poll(TIMEOUT_SECONDS)
                 answer = self._conn.recv() if ready else None
             except (EOFError, OSError, BrokenPipeError):
