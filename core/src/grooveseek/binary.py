@@ -22,7 +22,7 @@ from .types import ParseContext
 #: The key an index-time refusal names.
 INDEX_BUDGET = "[index].max_decompressed_size"
 #: What a read-side refusal names (R2.36: the read budget, not a raw-size limit).
-READ_BUDGET = "the read-side decompression budget of get_document (50 MiB, independent of [index])"
+READ_BUDGET = "the read-side 50 MiB decompression budget of get_document, which [index] does not change"
 _CHUNK = 1 << 16
 
 
@@ -53,14 +53,13 @@ class DecompressionBudget:
 
     def refusal(self, what: str, size: int | None = None) -> BudgetExceeded:
         """The R2.28 refusal: names ``what`` inflated past the limit and the limit's key."""
-        amount = f"{size} bytes, " if size is not None else ""
-        return BudgetExceeded(
-            f"over the decompression budget: {what} inflates past {self.limit} bytes ({amount}"
-            f"limit {self.name}); raise [index].max_decompressed_size to index it"
-            if self.name == INDEX_BUDGET
-            else f"over the decompression budget: {what} inflates past {self.limit} bytes "
-            f"({amount}limit {self.name})"
+        amount = f"{size} bytes; " if size is not None else ""
+        message = (
+            f"over the decompression budget: {what} inflates past {self.limit} bytes ({amount}{self.name})"
         )
+        if self.name == INDEX_BUDGET:
+            message += "; raise [index].max_decompressed_size to index it"
+        return BudgetExceeded(message)
 
     def fits(self, n: int) -> bool:
         """Whether ``n`` more bytes would stay within the budget (nothing is counted)."""

@@ -157,7 +157,7 @@ def test_read_side_refusal_names_the_read_budget(pdfgen):
     ctx = recording_parse_context(max_decompressed_size=1000)
     with pytest.raises(ParseError) as info:
         PdfParser().parse_for_read(pdfgen.text_pdf([[LINE] * 5] * 4), "a.pdf", ctx)
-    assert "read-side decompression budget" in str(info.value)
+    assert "read-side 50 MiB decompression budget of get_document" in str(info.value)
     assert "[index]." not in str(info.value).split("(")[0]
 
 

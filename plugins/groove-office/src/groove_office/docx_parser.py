@@ -128,7 +128,7 @@ class DocxParser(Parser):
 
     def _parse(self, data: bytes, rel_path: str, ctx: ParseContext, *, read: bool) -> ParsedDocument:
         package = open_package(data, ctx, read=read)
-        body = require(package, "word/document.xml", "Word document")
+        body = require(package, "word/document.xml", "a Word document")
         document = parse_part(body, "word/document.xml", rel_path, ctx)
         core = read_core(package, rel_path, ctx)
         styles = _styles(package, rel_path, ctx)

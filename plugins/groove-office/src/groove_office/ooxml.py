@@ -98,5 +98,5 @@ def require(package: BudgetedZip, part: str, what: str) -> bytes:
     """A part the format cannot do without; its absence names the part and the format."""
     data = package.read(part)
     if data is None:
-        raise ParseError(f"not a {what}: the package has no {part} ({LEGACY})")
+        raise ParseError(f"not {what}: the package has no {part} ({LEGACY})")
     return data

@@ -132,7 +132,7 @@ class PptxParser(Parser):
         from pptx import Presentation
 
         package = open_package(data, ctx, read=read)
-        require(package, "ppt/presentation.xml", "PowerPoint presentation")
+        require(package, "ppt/presentation.xml", "a PowerPoint presentation")
         stored = _repack(package, rel_path, ctx)
         core = read_core(open_package(stored, ctx, read=read), rel_path, ctx)
         try:

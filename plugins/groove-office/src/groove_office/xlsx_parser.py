@@ -116,7 +116,7 @@ class XlsxParser(Parser):
         from python_calamine import CalamineWorkbook
 
         package = open_package(data, ctx, read=read)
-        require(package, "xl/workbook.xml", "Excel workbook")
+        require(package, "xl/workbook.xml", "an Excel workbook")
         _preflight(package)
         core = read_core(open_package(data, ctx, read=read), rel_path, ctx)
         try:
