@@ -43,6 +43,7 @@ from .options import (
     effective_config_path,
     finite,
     format_option,
+    index_path_of,
     kb_option,
     model_option,
 )
@@ -176,7 +177,7 @@ def _run(
         **stages,
     )
     fingerprint = _fingerprint(app, base, golden, ks, legs)
-    store = open_for_search(app.db, app.kb, app.embedder)
+    store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
 
         def search(query: str, n: int):
@@ -249,6 +250,7 @@ def eval_command(
         kb_path,
         model=model,
         reranker="none" if reranker is None else reranker,
+        index_path=index_path_of(ctx),
     )
     cfg = app.config
     ks, run_limit = _bounded(
