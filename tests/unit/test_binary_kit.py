@@ -97,8 +97,8 @@ def test_stripped_rows_rebase_and_clip():
     assert stripped_rows("  ab  ", [(0, 1), (4, 6)]) == ()
 
 
-def _doc(*sections: Section, marker: str = "") -> ParsedDocument:
-    return ParsedDocument(sections=sections, read_text="", heading_marker=marker)
+def _doc(*sections: Section) -> ParsedDocument:
+    return ParsedDocument(sections=sections, read_text="")
 
 
 def test_sections_chunker_carries_table_rows_through_the_merge():
@@ -108,7 +108,7 @@ def test_sections_chunker_carries_table_rows_through_the_merge():
         Section("Long", 1, long),
         Section("Small", 1, rows_text, table_rows=((1, 4),)),
     )
-    (chunk,) = SectionsChunker().chunk(merged, ChunkSettings())
+    (chunk,) = SectionsChunker().chunk(merged, ChunkSettings(markdown=False))
     assert chunk.content == f"{long}\n\nSmall\n\nx\ty"
     raw = chunk.content.encode()
     assert [raw[a:b] for a, b in chunk.table_rows] == [b"x\ty"]
@@ -119,12 +119,10 @@ def test_markdown_keeps_its_marker_other_formats_write_none():
         Section("Long", 1, "A body long enough that it is never merged into another chunk."),
         Section("S", 2, "t"),
     )
-    assert (
-        SectionsChunker()
-        .chunk(_doc(*sections, marker="## "), ChunkSettings())[0]
-        .content.endswith("## S\n\nt")
-    )
-    assert SectionsChunker().chunk(_doc(*sections), ChunkSettings())[0].content.endswith("\n\nS\n\nt")
+    markdown = SectionsChunker().chunk(_doc(*sections), ChunkSettings())[0].content
+    other = SectionsChunker().chunk(_doc(*sections), ChunkSettings(markdown=False))[0].content
+    assert markdown.endswith("\n\n## S\n\nt")
+    assert other.endswith("chunk.\n\nS\n\nt")
 
 
 def test_pages_chunker_rebases_table_rows():

@@ -55,9 +55,6 @@ class ParsedDocument:
     frontmatter_unparsed: str | None = None
     truncated: bool = False
     system_tags: tuple[str, ...] = ()
-    #: What the ``sections`` chunker writes before a heading it folds into the previous chunk
-    #: (R3.27): ``"## "`` is Markdown's; other formats set ``""`` so no Markdown lands in their text.
-    heading_marker: str = "## "
 
 
 @attrs.frozen
@@ -77,13 +74,16 @@ class ParseContext:
 class ChunkSettings:
     """Inputs a chunker needs beyond the document (SPEC R3.25, R3.84, R1.16).
 
-    ``title`` is the breadcrumb root: the document title, else the file-name title.
+    ``title`` is the breadcrumb root: the document title, else the file-name title. ``markdown``
+    says the small-section merge may write a ``## `` marker before a merged heading (R3.27); other
+    formats get the heading text alone.
     """
 
     exclude_headings: tuple[str, ...] = ()
     contextual: bool = False
     title: str = ""
     code_max_chunk_chars: int = 3500
+    markdown: bool = True
 
 
 @attrs.frozen

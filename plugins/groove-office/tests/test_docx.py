@@ -176,7 +176,7 @@ def test_table_rows_survive_chunking_and_small_section_merge(officegen):
         ]
     )
     doc, _ = parse(officegen.docx(body))
-    chunks = SectionsChunker().chunk(doc, ChunkSettings())
+    chunks = SectionsChunker().chunk(doc, ChunkSettings(markdown=False))  # as the indexer sets it
     assert len(chunks) == 1
     assert chunks[0].content == f"{BODY}\n\nTiny\n\nk\tv"  # no Markdown "## " in a Word chunk
     raw = chunks[0].content.encode()

@@ -116,17 +116,18 @@ def _chunk_from(section: Section, index: int, content: str, context: str) -> Chu
     )
 
 
-def merge_piece(heading: str | None, content: str, marker: str = "## ") -> str:
+def merge_piece(heading: str | None, content: str, *, markdown: bool = True) -> str:
     """R3.27: the text a small section contributes: ``## <heading>`` then ``\\n\\n<content>``.
 
     Always ``##``, even for a level-3 heading. A section without a heading contributes its
     content alone (upstream's behaviour; a heading-less section is only ever first in Markdown).
-    ``marker`` is the document's ``heading_marker``: other formats pass ``""`` so no Markdown
-    syntax lands in their chunks.
+    For a format that is not Markdown (``markdown=False``) the heading text stands alone, with no
+    Markdown marker written into its chunk.
     """
     if heading is None:
         return content
-    return f"{marker}{heading}\n\n{content}" if content else f"{marker}{heading}"
+    head = f"## {heading}" if markdown else heading
+    return f"{head}\n\n{content}" if content else head
 
 
 def _append(previous: str, piece: str) -> str:
@@ -161,7 +162,7 @@ class SectionsChunker(Chunker):
             rows = stripped_rows(section.text, section.table_rows)
             if pending and len(content.encode("utf-8")) < MERGE_BELOW_BYTES:
                 last = pending[-1]
-                piece = merge_piece(section.heading, content, doc.heading_marker)
+                piece = merge_piece(section.heading, content, markdown=settings.markdown)
                 if rows and piece:
                     # The content sits at the end of the piece, after "\n\n" when both sides have text.
                     join = 2 if last.content else 0

@@ -389,6 +389,7 @@ class Indexer:
             contextual=self.contextual,
             title=doc.title or filename_title(rel),
             code_max_chunk_chars=self.config.parsers.code.max_chunk_chars,
+            markdown=parser.media_type == "text/markdown",
         )
         chunks = self.registry.chunkers[parser.chunker].chunk(doc, settings)
         binary = parser.kind == "binary"

@@ -139,5 +139,4 @@ class DocxParser(Parser):
             title=core.title or filename_title(rel_path) or None,
             date=core.date,
             tags=core.tags,
-            heading_marker="",
         )

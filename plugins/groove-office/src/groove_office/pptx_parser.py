@@ -146,5 +146,4 @@ class PptxParser(Parser):
             title=core.title or filename_title(rel_path) or None,
             date=core.date,
             tags=core.tags,
-            heading_marker="",
         )

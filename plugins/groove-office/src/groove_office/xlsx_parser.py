@@ -135,5 +135,4 @@ class XlsxParser(Parser):
             title=core.title or filename_title(rel_path) or None,
             date=core.date,
             tags=core.tags,
-            heading_marker="",
         )

@@ -68,5 +68,4 @@ class PdfParser(Parser):
             read_text="\n\n".join(s.text for s in sections),
             title=repair_title(result["title"]) or filename_title(rel_path) or None,
             date=metadata_date(result["created"]),
-            heading_marker="",
         )
