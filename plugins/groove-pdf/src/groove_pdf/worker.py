@@ -29,8 +29,30 @@ BASE_MEMORY = 2 << 30
 BUDGET_COPIES = 8
 
 
+def _peak_rss_kib() -> int:
+    try:
+        import resource
+
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    except ImportError:  # Windows
+        return 0
+
+
+def _answer(request: tuple[Any, ...]) -> tuple[str, Any]:
+    try:
+        return "ok", extract(*request)
+    except ParseError as exc:
+        return "refused", str(exc)
+    except MemoryError:
+        return "error", "MemoryError: the PDF needs more memory than its extraction is allowed"
+    except RecursionError:
+        return "error", "RecursionError: the PDF's objects nest too deeply to read"
+    except Exception as exc:  # noqa: BLE001 - any pypdf failure is this file's failure, reported back
+        return "error", f"{type(exc).__name__}: {exc}"
+
+
 def _serve(conn: Any, memory_limit: int | None) -> None:
-    """The worker loop: one ``(data, budget)`` request in, one ``("ok", result)`` / ``("error", msg)`` out."""
+    """The worker loop: one request in, one ``(status, payload, peak RSS in KiB)`` out."""
     if memory_limit is not None:
         try:
             import resource
@@ -46,16 +68,8 @@ def _serve(conn: Any, memory_limit: int | None) -> None:
             request = conn.recv()
         except (EOFError, OSError):
             return
-        try:
-            conn.send(("ok", extract(*request)))
-        except ParseError as exc:
-            conn.send(("refused", str(exc)))
-        except MemoryError:
-            conn.send(("error", "MemoryError: the PDF needs more memory than its extraction is allowed"))
-        except RecursionError:
-            conn.send(("error", "RecursionError: the PDF's objects nest too deeply to read"))
-        except Exception as exc:  # noqa: BLE001 - any pypdf failure is this file's failure, reported back
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        status, payload = _answer(request)
+        conn.send((status, payload, _peak_rss_kib()))
 
 
 def _context() -> Any:
@@ -72,6 +86,8 @@ class ExtractionWorker:
         self._proc: Any = None
         self._conn: Any = None
         self._memory: int | None = None
+        #: The largest peak RSS (KiB) any worker reported: the bench prints it.
+        self.peak_rss_kib = 0
 
     def _start(self, memory_limit: int | None) -> None:
         ctx = _context()
@@ -114,7 +130,8 @@ class ExtractionWorker:
             if answer is None:
                 self.stop()  # really stops the work: the process is killed, not abandoned
                 raise ParseError(f"PDF text extraction exceeded {TIMEOUT_SECONDS:g} s")
-        status, payload = answer
+        status, payload, rss = answer
+        self.peak_rss_kib = max(self.peak_rss_kib, rss)
         if status == "ok":
             return payload
         if status == "refused":
