@@ -74,3 +74,18 @@ def test_search_finds_table_cell_notes_and_sheet_cell_with_where_they_are(office
         "Sheet: Summary\nTotal\t10\n\nSheet: Inventory"
     )
     assert "refrigerated cargo bay" in trip.get_document("fleet/handbook.docx")["content"]
+
+
+def test_reads_keep_their_own_budget_when_the_index_budget_is_raised(officegen, plugin_roundtrip):
+    # R2.36: indexed under a raised [index].max_decompressed_size, refused by get_document's 50 MiB.
+    big = officegen.bomb_member_docx(60)  # word/document.xml inflates to 60 MB
+    trip = plugin_roundtrip(
+        {"big/huge.docx": big, "notes.md": "# Notes\n\nA note beside a very large Word document."},
+        ["md", "docx"],
+        index={"max_decompressed_size": "100 MiB"},
+    )
+    assert trip.summary.skipped == 0
+    answer = trip.get_document("big/huge.docx")
+    assert answer["error"].startswith("Failed to read file: over the decompression budget: word/document.xml")
+    assert "read-side 50 MiB decompression budget" in answer["error"]
+    assert "max_decompressed_size" not in answer["error"]
