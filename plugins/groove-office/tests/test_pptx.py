@@ -92,3 +92,30 @@ def test_media_is_never_inflated(officegen):
     data = officegen.zip_parts(parts)
     doc, _ = parse(data, max_decompressed_size=500_000)
     assert doc.sections[0].heading == "Slide 1: Pictures"
+
+
+def test_damaged_slide_keeps_the_text_before_the_damage(officegen):
+    deck = officegen.pptx_deck([{"title": "Intact title", "body": ["first point", "second point"]}])
+    src = zipfile.ZipFile(io.BytesIO(deck))
+    parts = {i.filename: src.read(i.filename) for i in src.infolist()}
+    slide = parts["ppt/slides/slide1.xml"]
+    parts["ppt/slides/slide1.xml"] = slide[: slide.index(b"second point") + 3]
+    doc, warnings = parse(officegen.zip_parts(parts), "d.pptx")
+    assert "first point" in doc.sections[0].text
+    assert warnings == ["d.pptx: ppt/slides/slide1.xml is damaged; text after the damage is missing"]
+
+
+def test_entity_declarations_in_any_part_are_refused(officegen):
+    import pytest
+
+    from grooveseek import ParseError
+
+    deck = officegen.pptx_deck([{"title": "T", "body": ["b"]}])
+    src = zipfile.ZipFile(io.BytesIO(deck))
+    parts = {i.filename: src.read(i.filename) for i in src.infolist()}
+    parts["ppt/presentation.xml"] = (
+        b'<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "aaaa">]>'
+        + parts["ppt/presentation.xml"].split(b"?>", 1)[1]
+    )
+    with pytest.raises(ParseError, match=r"ppt/presentation\.xml declares a DTD"):
+        parse(officegen.zip_parts(parts))

@@ -36,13 +36,18 @@ def xml_parser(*, recover: bool = False) -> etree.XMLParser:
     )
 
 
-def parse_part(data: bytes, part: str, rel: str, ctx: ParseContext) -> Any:
-    """Parse one XML part; refuses a DTD, keeps what precedes damage with a warning (R3.43)."""
+def refuse_dtd(data: bytes, part: str) -> None:
+    """OOXML parts never declare a DTD: one that does is refused before any parser sees it."""
     if re.search(rb"<!DOCTYPE", data[:4096], re.IGNORECASE) or b"<!ENTITY" in data:
         raise ParseError(
             f"{part} declares a DTD with entities, which Office files never do "
             "(refused as a possible entity-expansion attack)"
         )
+
+
+def parse_part(data: bytes, part: str, rel: str, ctx: ParseContext) -> Any:
+    """Parse one XML part; refuses a DTD, keeps what precedes damage with a warning (R3.43)."""
+    refuse_dtd(data, part)
     try:
         return etree.fromstring(data, xml_parser())
     except etree.XMLSyntaxError:

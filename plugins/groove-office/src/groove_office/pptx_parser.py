@@ -15,9 +15,11 @@ import zipfile
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from lxml import etree
+
 from grooveseek import BudgetedZip, ParseContext, ParsedDocument, ParseError, Parser, Section, filename_title
 
-from .ooxml import open_package, parse_part, read_core, require
+from .ooxml import open_package, parse_part, read_core, refuse_dtd, require, xml_parser
 
 # Parts python-pptx does not need to read to give us text: binary payloads only.
 _SKIPPED_PREFIXES = ("ppt/media/", "ppt/embeddings/", "ppt/fonts/", "docProps/thumbnail")
@@ -27,16 +29,27 @@ def _read_part(name: str) -> bool:
     return not name.startswith(_SKIPPED_PREFIXES)
 
 
+def _mended(data: bytes, name: str, rel: str, ctx: ParseContext) -> bytes:
+    """A slide or notes part as python-pptx can read it: damaged XML keeps what precedes the damage."""
+    try:
+        etree.fromstring(data, xml_parser())
+        return data
+    except etree.XMLSyntaxError:
+        return etree.tostring(parse_part(data, name, rel, ctx))  # warns (R3.43)
+
+
 def _repack(package: BudgetedZip, rel: str, ctx: ParseContext) -> bytes:
     """Inflate the parts python-pptx reads under the budget; a stored zip of them, media emptied."""
     package.check_declared(_read_part)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as target:
         for name in package.names():
-            data = package.read(name) if _read_part(name) else b""
-            if data and name.endswith(".xml") and name.startswith("ppt/slides/"):
-                parse_part(data, name, rel, ctx)  # refuse a DTD / warn on damage before python-pptx does
-            target.writestr(name, data or b"")
+            data = (package.read(name) or b"") if _read_part(name) else b""
+            if name.endswith((".xml", ".rels")):
+                refuse_dtd(data, name)  # python-pptx would leave the entities unexpanded; refuse it whole
+            if name.startswith(("ppt/slides/slide", "ppt/notesSlides/")) and name.endswith(".xml"):
+                data = _mended(data, name, rel, ctx)
+            target.writestr(name, data)
     return out.getvalue()
 
 

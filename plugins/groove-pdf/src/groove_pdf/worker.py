@@ -97,6 +97,13 @@ class ExtractionWorker:
         child.close()
         self._proc, self._conn, self._memory = proc, parent, memory_limit
 
+    def _needs_more(self, memory: int | None) -> bool:
+        # A worker capped lower than this request allows is restarted; a larger cap serves it as is,
+        # so index and get_document calls with different budgets do not restart it every time.
+        if self._memory is None:
+            return False
+        return memory is None or memory > self._memory
+
     def stop(self) -> None:
         """Kill the worker (if any) and reap it."""
         proc, conn = self._proc, self._conn
@@ -115,7 +122,7 @@ class ExtractionWorker:
         """Extract ``data`` in the worker; raises ParseError on timeout, refusal or failure."""
         memory = None if budget_limit >= 1 << 40 else BASE_MEMORY + BUDGET_COPIES * budget_limit
         with self._lock:
-            if self._proc is None or not self._proc.is_alive() or self._memory != memory:
+            if self._proc is None or not self._proc.is_alive() or self._needs_more(memory):
                 self.stop()
                 self._start(memory)
             try:
