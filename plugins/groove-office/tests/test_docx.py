@@ -230,3 +230,27 @@ def test_real_python_docx_file(officegen):
 def test_not_a_zip(data, reason):
     with pytest.raises(ParseError, match=reason):
         parse(data)
+
+
+def test_core_date_falls_back_to_modified_and_ignores_non_dates():
+    from groove_office.ooxml import core_props
+    from lxml import etree
+
+    ns = (
+        'xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
+        'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/"'
+    )
+    modified = etree.fromstring(
+        f"<cp:coreProperties {ns}><dcterms:created>not a date</dcterms:created>"
+        "<dcterms:modified>2024-02-29T23:59:59Z</dcterms:modified></cp:coreProperties>"
+    )
+    assert core_props(modified).date == "2024-02-29"
+    assert core_props(None).title is None
+
+
+def test_carriage_return_is_a_newline(officegen):
+    xml = officegen.document_xml(
+        "<w:p><w:r><w:t>first</w:t><w:cr/><w:t>second half of a long enough paragraph</w:t></w:r></w:p>"
+    )
+    doc, _ = parse(officegen.zip_parts({"word/document.xml": xml}))
+    assert doc.sections[0].text == "first\nsecond half of a long enough paragraph"
