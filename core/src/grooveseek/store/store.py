@@ -7,7 +7,6 @@ read methods come from ``DocumentWrites`` and ``Queries``. Callers never see SQL
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -124,16 +123,14 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
                     self.conn.execute("insert or replace into index_meta values (?, ?)", (key, value))
 
     def last_run_skips(self) -> tuple[int, tuple[tuple[str, str], ...]]:
-        """The files the last completed ``groove index`` run skipped, for ``groove doctor``.
+        """The files the last completed ``groove index`` run skipped (``groove doctor``'s ``files-skipped``).
 
         Returns ``(count, ((path, reason), ...))``; the list holds at most 1,000 files while
         ``count`` is the full number. ``(0, ())`` before any run has completed.
         """
-        raw = self.meta("last_run_skips")
-        if raw is None:
-            return 0, ()
-        data = json.loads(raw)
-        return int(data["count"]), tuple((f["path"], f["reason"]) for f in data["files"])
+        from .health import IndexHealth
+
+        return IndexHealth(self.conn).last_run_skips()
 
     def finish_run(self, meta: dict[str, str | None], awaiting_reparse: Sequence[str]) -> None:
         """R4.15 step 13 in one transaction: mark the rows a policy pass did not settle (R4.38) and
