@@ -27,7 +27,7 @@ from grooveseek import (
 
 from .docx_body import Paragraph, TableRows, body_blocks
 from .docx_styles import StyleTable
-from .ooxml import open_package, parse_part, read_core, require, xml_parser
+from .ooxml import join_lines, open_package, parse_part, read_core, require, xml_parser
 
 STYLES = "word/styles.xml"
 
@@ -42,18 +42,8 @@ class _Building:
     lines: list[tuple[str, bool]] = attrs.Factory(list)  # (text, is a table row)
 
     def section(self) -> Section:
-        parts: list[str] = []
-        rows: list[tuple[int, int]] = []
-        offset = 0
-        for text, is_row in [(h, False) for h in self.folded] + self.lines:
-            if parts:
-                offset += 1  # the "\n" joining lines
-            size = len(text.encode("utf-8"))
-            if is_row:
-                rows.append((offset, offset + size))
-            parts.append(text)
-            offset += size
-        return Section(heading=self.heading, level=self.level, text="\n".join(parts), table_rows=tuple(rows))
+        text, rows = join_lines([(h, False) for h in self.folded] + self.lines)
+        return Section(heading=self.heading, level=self.level, text=text, table_rows=rows)
 
 
 def _styles(package: BudgetedZip, rel: str, ctx: ParseContext) -> StyleTable:

@@ -59,6 +59,19 @@ def parse_part(data: bytes, part: str, rel: str, ctx: ParseContext) -> Any:
     return root
 
 
+def join_lines(lines: list[tuple[str, bool]]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """Lines joined by ``\\n``, with the UTF-8 byte range of every line flagged as a table row (R3.66)."""
+    rows: list[tuple[int, int]] = []
+    offset = 0
+    for n, (line, is_row) in enumerate(lines):
+        offset += 1 if n else 0  # the "\n" before every line but the first
+        size = len(line.encode("utf-8"))
+        if is_row:
+            rows.append((offset, offset + size))
+        offset += size
+    return "\n".join(line for line, _ in lines), tuple(rows)
+
+
 @attrs.frozen
 class CoreProps:
     title: str | None = None

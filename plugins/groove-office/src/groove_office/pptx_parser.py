@@ -19,7 +19,7 @@ from lxml import etree
 
 from grooveseek import BudgetedZip, ParseContext, ParsedDocument, ParseError, Parser, Section, filename_title
 
-from .ooxml import open_package, parse_part, read_core, refuse_dtd, require, xml_parser
+from .ooxml import join_lines, open_package, parse_part, read_core, refuse_dtd, require, xml_parser
 
 # Parts python-pptx does not need to read to give us text: binary payloads only.
 _SKIPPED_PREFIXES = ("ppt/media/", "ppt/embeddings/", "ppt/fonts/", "docProps/thumbnail")
@@ -110,20 +110,12 @@ def slide_section(number: int, slide: Any) -> Section | None:
         notes = _lines(slide.notes_slide.notes_text_frame.text).strip()
     if not parts and not notes:
         return None
-    text, rows, offset = [], [], 0
-    for part, is_row in parts:
-        offset += 1 if text else 0
-        size = len(part.encode("utf-8"))
-        if is_row:
-            rows.append((offset, offset + size))
-        text.append(part)
-        offset += size
-    body = "\n".join(text)
+    body, rows = join_lines(parts)
     if notes:
         body = f"{body}\n\n[notes]\n{notes}" if body else f"[notes]\n{notes}"
     title = _title(slide)
     heading = f"Slide {number}: {title}" if title else f"Slide {number}"
-    return Section(heading=heading, level=None, text=body, table_rows=tuple(rows))
+    return Section(heading=heading, level=None, text=body, table_rows=rows)
 
 
 class PptxParser(Parser):
