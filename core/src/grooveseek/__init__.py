@@ -7,6 +7,7 @@ budget, budgeted zip reads, metadata dates). ``docs/plugins.md`` documents each.
 """
 
 from .binary import BudgetedZip, BudgetExceeded, DecompressionBudget, metadata_date
+from .config.model import GrooveConfig
 from .errors import GrooveError, ParseError
 from .hookspecs import hookimpl
 from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
@@ -25,6 +26,7 @@ __all__ = [
     "DecompressionBudget",
     "Embedder",
     "Grammar",
+    "GrooveConfig",
     "GrooveError",
     "Hit",
     "ParseContext",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date
 
 from .errors import ParseError
@@ -127,7 +127,7 @@ class BudgetedZip:
         for _ in self._pieces(info):
             pass
 
-    def _pieces(self, info: zipfile.ZipInfo):
+    def _pieces(self, info: zipfile.ZipInfo) -> Iterator[bytes]:
         try:
             with self.zf.open(info) as stream:
                 while piece := stream.read(_CHUNK):

@@ -38,8 +38,7 @@ from ..index.guard import open_for_search
 from ..search.pipeline import run_search
 from ..search.query import FTS_QUERY_VERSION, compile_query
 from ..search.request import MAX_LIMIT, FusionSettings, SearchRequest, clamp_limit, resolve_request
-from ..store.scan import chunk_texts
-from ..types import SearchFilters
+from ..types import Hit, SearchFilters
 from .options import (
     BOOL,
     config_option,
@@ -122,7 +121,11 @@ def _load_golden(path: Path, kb: Path) -> GoldenSet:
             # ELOOP with a last component that is no link: a loop among the directories above it.
             cause = "a directory on the path is part of a symbolic link loop; check the path"
         raise EvalError(f"failed to read golden file: {path}", cause) from None
-    return parse_golden(data, str(path), check_query=lambda q: compile_query(q) and None)
+    return parse_golden(data, str(path), check_query=_check_query)
+
+
+def _check_query(query: str) -> None:
+    compile_query(query)  # raises on a query the search would refuse
 
 
 def _too_large(size: int) -> str:
@@ -139,7 +142,7 @@ def _fingerprint(
     ks: tuple[int, ...],
     legs: str,
     context_mode: str | None,
-) -> dict:
+) -> dict[str, Any]:
     """R10.15: what makes two runs comparable; optional parts appear only when they are on."""
     fingerprint: dict[str, Any] = {
         "model": app.embedder.identity,
@@ -192,7 +195,7 @@ def _run(
     try:
         fingerprint = _fingerprint(app, base, golden, ks, legs, store.meta("context_mode"))
 
-        def search(query: str, n: int):
+        def search(query: str, n: int) -> tuple[Hit, ...]:
             # R10.4: no filters (the quality filter is off too); the reranker only from --reranker.
             request = attrs.evolve(base, query=query, limit=clamp_limit(n))
             return run_search(store, app.embedder, request, reranker=app.reranker).results
@@ -205,7 +208,7 @@ def _run(
             fingerprint=fingerprint,
             corpus=store.corpus_digest(),
         )
-        findings = golden_quote_findings(run.per_query, chunk_texts(store.conn))
+        findings = golden_quote_findings(run.per_query, store.chunk_texts())
         return attrs.evolve(run, findings=tuple(findings))
     finally:
         store.close()

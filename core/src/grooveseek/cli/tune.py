@@ -27,7 +27,6 @@ from ..interfaces import Embedder
 from ..search.pipeline import run_search
 from ..search.query import compile_query
 from ..search.request import FusionSettings, SearchRequest, clamp_limit
-from ..store.scan import any_context
 from ..types import SearchFilters
 from .eval import _golden_path, _k_values, _load_golden
 from .options import (
@@ -237,7 +236,7 @@ def tune_command(
                 f"warning: only {len(effective)} effective queries (< {N_WARN}): "
                 "results are suggestive, not conclusive"
             )
-        if not any_context(raw.conn):
+        if not raw.any_context():
             echo_err(
                 "warning: every chunk has an empty context, so the context-weight axis cannot change any "
                 "score: it is not measured (not 'no effect')"

@@ -37,8 +37,12 @@ class IndexHealth:
         self.conn = conn
         self.tables = _tables(conn)
 
+    def _count(self, sql: str, params: Sequence[object] = ()) -> int:
+        row = self.conn.execute(sql, tuple(params)).fetchone()
+        return int(row[0]) if row else 0
+
     def _affected(self, count_sql: str, sample_sql: str, params: Sequence[object] = ()) -> Affected:
-        count = int(self.conn.execute(count_sql, tuple(params)).fetchone()[0])
+        count = self._count(count_sql, params)
         if count == 0:
             return Affected()
         rows = self.conn.execute(f"{sample_sql} limit {SAMPLES}", tuple(params)).fetchall()
@@ -48,10 +52,10 @@ class IndexHealth:
         return "vec_chunks" in self.tables
 
     def chunk_count(self) -> int:
-        return int(self.conn.execute("select count(*) from chunks").fetchone()[0])
+        return self._count("select count(*) from chunks")
 
     def document_count(self) -> int:
-        return int(self.conn.execute("select count(*) from documents").fetchone()[0])
+        return self._count("select count(*) from documents")
 
     def missing_embeddings(self) -> Affected:
         where = "from chunks c where not exists (select 1 from vec_chunks v where v.chunk_id = c.id)"

@@ -25,4 +25,4 @@ def chunk_texts(conn: apsw.Connection) -> Iterator[tuple[str, str | None, str, s
 
 def any_context(conn: apsw.Connection) -> bool:
     """Does any chunk carry a non-empty context (breadcrumb or code scope)?"""
-    return conn.execute("select exists(select 1 from chunks where context != '')").fetchone()[0] == 1
+    return conn.execute("select exists(select 1 from chunks where context != '')").fetchall()[0][0] == 1
