@@ -130,3 +130,16 @@ def test_pages_chunker_rebases_table_rows():
     (chunk,) = PagesChunker().chunk(doc, ChunkSettings())
     assert chunk.content == "title\na\tb"
     assert chunk.content.encode()[chunk.table_rows[0][0] : chunk.table_rows[0][1]] == b"a\tb"
+
+
+def test_piece_rows_follow_a_split():
+    from grooveseek.builtins.chunkers import piece_rows
+
+    content = "intro line\nk1\tv1\nk2\tv2\nclosing é line\nk3\tv3"
+    raw = content.encode()
+    rows = tuple((raw.index(r), raw.index(r) + len(r)) for r in (b"k1\tv1", b"k2\tv2", b"k3\tv3"))
+    pieces = ["intro line\nk1\tv1\nk2", "\tv2\nclosing é line", "k3\tv3"]
+    shares = piece_rows(content, rows, pieces)
+    texts = [[p.encode()[a:b] for a, b in share] for p, share in zip(pieces, shares, strict=True)]
+    assert texts == [[b"k1\tv1", b"k2"], [b"\tv2"], [b"k3\tv3"]]
+    assert piece_rows(content, (), pieces) == [(), (), ()]

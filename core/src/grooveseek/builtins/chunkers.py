@@ -95,6 +95,31 @@ def stripped_rows(text: str, rows: Sequence[tuple[int, int]]) -> tuple[tuple[int
     return tuple(out)
 
 
+def piece_rows(
+    content: str, rows: Sequence[tuple[int, int]], pieces: Sequence[str]
+) -> list[tuple[tuple[int, int], ...]]:
+    """R3.66 across a split: each piece's share of ``rows`` (byte ranges of ``content``), re-based.
+
+    ``pieces`` are substrings of ``content`` in order (a size-bounded split without overlap); each is
+    located from where the previous one ended. A row cut by a piece boundary is clipped to each
+    piece it falls in. A piece not found in ``content`` gets no rows rather than wrong ones.
+    """
+    out: list[tuple[tuple[int, int], ...]] = []
+    cursor = 0
+    for piece in pieces:
+        at = content.find(piece, cursor) if rows else -1
+        if at < 0:
+            out.append(())
+            continue
+        start = len(content[:at].encode("utf-8"))
+        end = start + len(piece.encode("utf-8"))
+        out.append(
+            tuple((max(s, start) - start, min(e, end) - start) for s, e in rows if s < end and e > start)
+        )
+        cursor = at + len(piece)
+    return out
+
+
 def shifted_rows(rows: Sequence[tuple[int, int]], by: int) -> tuple[tuple[int, int], ...]:
     """Byte ranges moved right by ``by`` bytes (a piece appended after earlier text)."""
     return tuple((s + by, e + by) for s, e in rows)
