@@ -32,3 +32,18 @@ def test_search_finds_a_pdf_sentence_with_its_page_and_get_document_reads_it(pdf
     assert doc["title"] == "Lighthouse operations"
     assert doc["truncated"] is False
     assert doc["content"] == "\n".join(SENTENCES[0]) + "\n\n" + "\n".join(SENTENCES[1])
+
+
+def test_the_binary_raw_cap_applies_to_pdfs(pdfgen, plugin_roundtrip):
+    data = pdfgen.text_pdf(SENTENCES * 3)
+    trip = plugin_roundtrip(
+        {"ops/big.pdf": data, "ops/notes.md": "# Notes\n\nA short note that stays under every cap."},
+        ["md", "pdf"],
+        index={"max_binary_file_size": 1000, "max_text_file_size": "1 MiB"},
+    )
+    assert trip.summary.updated == 1
+    ((path, reason),) = trip.skipped()[1]
+    assert path == "ops/big.pdf"
+    assert (
+        reason == f"binary file too large ({len(data)} bytes > 1000 byte limit, [index].max_binary_file_size)"
+    )
