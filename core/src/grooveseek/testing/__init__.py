@@ -6,6 +6,8 @@ temporary KB with a parser plugin, search it, read a document back). The pytest 
 ``pytest_plugin`` exposes them as fixtures through the ``pytest11`` entry point ``grooveseek``.
 """
 
+from typing import TYPE_CHECKING
+
 from .checks import (
     DEFAULT_TEXTS,
     ContractViolation,
@@ -16,7 +18,20 @@ from .checks import (
     recording_parse_context,
 )
 from .fake import FakeEmbedder
-from .roundtrip import RoundTrip, plugin_roundtrip
+
+if TYPE_CHECKING:
+    from .roundtrip import RoundTrip, plugin_roundtrip
+
+
+def __getattr__(name: str) -> object:
+    # The round trip needs the whole application (store, service, MCP tools): imported on first
+    # use, so ``from grooveseek.testing import check_parser`` stays light.
+    if name in ("RoundTrip", "plugin_roundtrip"):
+        from . import roundtrip
+
+        return getattr(roundtrip, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_TEXTS",
