@@ -31,11 +31,25 @@ MEMBERS = [
     "plugins/groove-fastembed",
     "plugins/groove-pdf",
     "plugins/groove-office",
+    "grammars/groove-grammar-rust",
+    "grammars/groove-grammar-python",
+    "grammars/groove-grammar-php",
+    "plugins/groove-openai",
     ".",
 ]
-# Test-only packages: pytest itself, onnx (the tiny cross-encoder the reranker tests build) and the
-# writers the PDF and Office tests generate their files with (pinned in constraints.txt).
-TEST_ONLY = ["pytest", "hypothesis", "onnx", "reportlab", "python-docx", "xlsxwriter"]
+# Test-only packages: pytest itself, onnx (the tiny cross-encoder the reranker tests build), the
+# writers the PDF and Office tests generate their files with, and tree-sitter-go and hatchling (the
+# third-party grammar test builds and installs a package); all pinned in constraints.txt.
+TEST_ONLY = [
+    "pytest",
+    "hypothesis",
+    "onnx",
+    "reportlab",
+    "python-docx",
+    "xlsxwriter",
+    "tree-sitter-go",
+    "hatchling",
+]
 
 
 def _inputs_digest() -> str:
