@@ -26,6 +26,7 @@ COMMANDS = {
     "eval": "grooveseek.cli.eval:eval_command",
     "plugins": "grooveseek.cli.plugins:plugins_command",
     "serve": "grooveseek.cli.serve:serve_command",
+    "mcp-config": "grooveseek.cli.mcpconfig:mcp_config_command",
     "validate": "grooveseek.cli.validate:validate_command",
     "doctor": "grooveseek.cli.doctor:doctor_command",
     "tune": "grooveseek.cli.tune:tune_command",
