@@ -30,11 +30,26 @@ MEMBERS = [
     "plugins/groove-md",
     "plugins/groove-txt",
     "plugins/groove-fastembed",
+    "plugins/groove-pdf",
+    "plugins/groove-office",
     "grammars/groove-grammar-rust",
     "grammars/groove-grammar-python",
     "grammars/groove-grammar-php",
     "plugins/groove-openai",
     ".",
+]
+# Test-only packages: pytest itself, onnx (the tiny cross-encoder the reranker tests build), the
+# writers the PDF and Office tests generate their files with, and tree-sitter-go and hatchling (the
+# third-party grammar test builds and installs a package); all pinned in constraints.txt.
+TEST_ONLY = [
+    "pytest",
+    "hypothesis",
+    "onnx",
+    "reportlab",
+    "python-docx",
+    "xlsxwriter",
+    "tree-sitter-go",
+    "hatchling",
 ]
 # What the demo tells a user to type next, from the repository root; tests/test_readme.py runs
 # each line verbatim (with ~/notes holding notes), so they stay true.
@@ -66,8 +81,7 @@ def install() -> None:
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
     editable = [arg for m in MEMBERS for arg in ("-e", str(ROOT / m))]
     # Test and lint tools, pinned by constraints.txt like everything else.
-    # tree-sitter-go and hatchling: the third-party grammar test builds and installs a package.
-    tools = ["pytest", "hypothesis", "onnx", "ruff", "mypy", "types-PyYAML", "tree-sitter-go", "hatchling"]
+    tools = [*TEST_ONLY, "ruff", "mypy", "types-PyYAML"]
     subprocess.run(pip + ["-c", str(ROOT / "constraints.txt")] + editable + tools, check=True)
     stamp.write_text(digest)
 

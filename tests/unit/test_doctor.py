@@ -172,4 +172,22 @@ def test_json_shape_and_stable_ids(store: Store) -> None:
     data = json.loads(json.dumps(run(store).as_json()))
     assert set(data) == {"documents", "chunks", "findings"}
     assert set(data["findings"][0]) == {"check", "severity", "summary", "count", "samples", "remedy"}
-    assert len(CHECK_IDS) == len(set(CHECK_IDS)) == 17
+    assert len(CHECK_IDS) == len(set(CHECK_IDS)) == 18
+
+
+def test_files_skipped_by_the_last_run_are_named(store: Store) -> None:
+    from grooveseek.index.indexer import LAST_RUN_SKIPS, skips_json
+
+    assert "files-skipped" not in checks(run(store))
+    skips = [("docs/locked.pdf", "encrypted PDF; password-protected files are not supported"), ("x.md", "r")]
+    store.set_meta({LAST_RUN_SKIPS: skips_json(skips)})
+    (f,) = run(store).findings
+    assert (f.check, f.severity, f.count, f.samples) == (
+        "files-skipped",
+        "warning",
+        2,
+        ("docs/locked.pdf", "x.md"),
+    )
+    assert "first: docs/locked.pdf: encrypted PDF" in f.summary
+    store.set_meta({LAST_RUN_SKIPS: skips_json([])})
+    assert "files-skipped" not in checks(run(store))

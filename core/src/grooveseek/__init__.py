@@ -1,9 +1,12 @@
 """GrooveSeek: hybrid semantic search over a knowledge base.
 
 This facade is the public API for plugin authors: the hook marker, the plugin interfaces and the
-values that cross module boundaries. Names are imported on first use (PEP 562), so ``import
-grooveseek`` (and ``groove --version``) stays cheap: the interfaces pull in numpy and the hook
-marker pluggy, which a command that needs neither should not pay for.
+values that cross module boundaries, the text helpers every parser needs (``decode_text``,
+``raw_text``, ``filename_title``, ``cut_utf8``) and the kit for binary formats (the decompression
+budget, budgeted zip reads, metadata dates); ``docs/plugins.md`` documents each. Names are
+imported on first use (PEP 562), so ``import grooveseek`` (and ``groove --version``) stays cheap:
+the interfaces pull in numpy and the hook marker pluggy, which a command that needs neither should
+not pay for.
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "BudgetExceeded": ".binary",
+    "BudgetedZip": ".binary",
+    "DecompressionBudget": ".binary",
+    "metadata_date": ".binary",
     "GrooveConfig": ".config.model",
     "ConfigError": ".errors",
     "EmbeddingRejected": ".errors",
@@ -33,13 +40,19 @@ _EXPORTS = {
     "ParseContext": ".types",
     "ParsedDocument": ".types",
     "Section": ".types",
+    "cut_utf8": ".text",
+    "decode_text": ".text",
+    "filename_title": ".text",
+    "raw_text": ".text",
 }
 
 if TYPE_CHECKING:
+    from .binary import BudgetedZip, BudgetExceeded, DecompressionBudget, metadata_date
     from .config.model import GrooveConfig
     from .errors import ConfigError, EmbeddingRejected, GrooveError, ModelError, ParseError
     from .hookspecs import hookimpl
     from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
+    from .text import cut_utf8, decode_text, filename_title, raw_text
     from .types import Chunk, ChunkSettings, Hit, ParseContext, ParsedDocument, Section
 
 
@@ -58,10 +71,13 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "PLUGIN_API_VERSION",
+    "BudgetExceeded",
+    "BudgetedZip",
     "Chunk",
     "ChunkSettings",
     "Chunker",
     "ConfigError",
+    "DecompressionBudget",
     "Embedder",
     "EmbeddingRejected",
     "Grammar",
@@ -76,5 +92,10 @@ __all__ = [
     "Reranker",
     "Section",
     "__version__",
+    "cut_utf8",
+    "decode_text",
+    "filename_title",
     "hookimpl",
+    "metadata_date",
+    "raw_text",
 ]

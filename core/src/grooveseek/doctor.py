@@ -45,6 +45,7 @@ CHECK_IDS = (
     "declared-fields-stale",
     "parse-policy-pending",
     "name-not-spellable-on-windows",
+    "files-skipped",
 )
 
 
@@ -300,13 +301,33 @@ def _state_checks(h: IndexHealth, inputs: DoctorInputs) -> list[Finding]:
     return out
 
 
+def _skip_check(h: IndexHealth) -> list[Finding]:
+    """(design) The files the last ``groove index`` run skipped, with the first one's reason."""
+    count, skips = h.last_run_skips()
+    if count == 0:
+        return []
+    first = f"{skips[0][0]}: {skips[0][1]}" if skips else ""
+    return [
+        Finding(
+            "files-skipped",
+            "warning",
+            f"the last groove index run skipped {count} file(s), so they are not searchable (first: {first})",
+            count,
+            tuple(path for path, _ in skips[:5]),
+            "groove index prints each file's reason as 'Skipping <path>: <reason>': fix or remove the "
+            "file, or raise the [index] key a reason names",
+        )
+    ]
+
+
 def diagnose(health: IndexHealth, inputs: DoctorInputs) -> Diagnosis:
-    """Run every check (R11.4–R11.20) in a stable order."""
+    """Run every check (R11.4–R11.20, then the design check ``files-skipped``) in a stable order."""
     findings = [
         *_table_checks(health),
         *_document_checks(health, inputs),
         *_code_checks(health),
         *_state_checks(health, inputs),
+        *_skip_check(health),
     ]
     order = {c: i for i, c in enumerate(CHECK_IDS)}
     findings.sort(key=lambda f: order[f.check])

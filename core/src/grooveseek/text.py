@@ -72,6 +72,14 @@ def filename_title(rel_path: str) -> str:
     return " ".join(name.split())
 
 
+def cut_utf8(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` cut to at most ``limit`` UTF-8 bytes on a character boundary, and whether it was cut."""
+    encoded = text.encode("utf-8")
+    if len(encoded) <= limit:
+        return text, False
+    return encoded[:limit].decode("utf-8", errors="ignore"), True
+
+
 def category_topic(rel_path: str) -> tuple[str | None, str | None]:
     """Category and topic from the stored path alone (R3.13).
 

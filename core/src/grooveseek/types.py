@@ -20,7 +20,8 @@ class Section:
     """One unit a parser produces before chunking rules apply (SPEC glossary: Section).
 
     ``heading``/``level`` are None for text before the first heading and for formats without
-    headings. ``text`` is the body, heading line excluded.
+    headings. ``text`` is the body, heading line excluded. ``table_rows`` are the UTF-8 byte ranges
+    ``(start, end)`` of ``text`` that are table rows (``.docx`` / ``.pptx``, R3.66).
     """
 
     heading: str | None
@@ -33,6 +34,7 @@ class Section:
     is_definition: bool = False
     #: A heading's trailing ``{#anchor}`` id, removed from ``heading`` (docs/retrieval.md).
     anchor: str | None = None
+    table_rows: tuple[tuple[int, int], ...] = ()
 
 
 @attrs.frozen
@@ -108,6 +110,8 @@ class Chunk:
     symbol_kind: str | None = None
     is_definition: bool = False
     anchor: str | None = None
+    #: UTF-8 byte ranges of ``content`` that are table rows (R3.66); never serialised.
+    table_rows: tuple[tuple[int, int], ...] = ()
 
 
 @attrs.frozen
@@ -175,6 +179,9 @@ class Hit:
     location: str | None = None
     #: True when ``content`` is a bounded snippet of a longer chunk.
     truncated: bool = False
+    #: R3.66: UTF-8 byte ranges of ``content`` that are .docx/.pptx table rows. Python API only: never
+    #: serialised in MCP or CLI output.
+    table_rows: tuple[tuple[int, int], ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         """The wire shape, keys in R6.53 order, optional keys absent rather than null.

@@ -86,6 +86,54 @@ def _context_for(section: Section, crumb: str, settings: ChunkSettings) -> str:
     return crumb if settings.contextual else ""
 
 
+def stripped_rows(text: str, rows: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """R3.66: ``rows`` (UTF-8 byte ranges of ``text``) re-based onto ``text.strip()``.
+
+    Ranges are moved left by the stripped leading whitespace and clipped to the stripped text; a
+    range left empty is dropped.
+    """
+    if not rows:
+        return ()
+    lead = len(text.encode("utf-8")) - len(text.lstrip().encode("utf-8"))
+    size = len(text.strip().encode("utf-8"))
+    out = []
+    for start, end in rows:
+        s, e = max(start - lead, 0), min(end - lead, size)
+        if e > s:
+            out.append((s, e))
+    return tuple(out)
+
+
+def piece_rows(
+    content: str, rows: Sequence[tuple[int, int]], pieces: Sequence[str]
+) -> list[tuple[tuple[int, int], ...]]:
+    """R3.66 across a split: each piece's share of ``rows`` (byte ranges of ``content``), re-based.
+
+    ``pieces`` are substrings of ``content`` in order (a size-bounded split without overlap); each is
+    located from where the previous one ended. A row cut by a piece boundary is clipped to each
+    piece it falls in. A piece not found in ``content`` gets no rows rather than wrong ones.
+    """
+    out: list[tuple[tuple[int, int], ...]] = []
+    cursor = 0
+    for piece in pieces:
+        at = content.find(piece, cursor) if rows else -1
+        if at < 0:
+            out.append(())
+            continue
+        start = len(content[:at].encode("utf-8"))
+        end = start + len(piece.encode("utf-8"))
+        out.append(
+            tuple((max(s, start) - start, min(e, end) - start) for s, e in rows if s < end and e > start)
+        )
+        cursor = at + len(piece)
+    return out
+
+
+def shifted_rows(rows: Sequence[tuple[int, int]], by: int) -> tuple[tuple[int, int], ...]:
+    """Byte ranges moved right by ``by`` bytes (a piece appended after earlier text)."""
+    return tuple((s + by, e + by) for s, e in rows)
+
+
 def _chunk_from(section: Section, index: int, content: str, context: str) -> Chunk:
     return Chunk(
         chunk_index=index,
@@ -99,6 +147,7 @@ def _chunk_from(section: Section, index: int, content: str, context: str) -> Chu
         symbol_kind=section.symbol_kind,
         is_definition=section.is_definition,
         anchor=section.anchor,
+        table_rows=stripped_rows(section.text, section.table_rows),
     )
 
 
@@ -128,6 +177,7 @@ def split_chunks(chunks: Sequence[Chunk], settings: ChunkSettings) -> list[Chunk
         if len(pieces) <= 1:
             out.append(attrs.evolve(chunk, chunk_index=len(out)))
             continue
+        shares = piece_rows(chunk.content, chunk.table_rows, [p.text for p in pieces])
         for n, piece in enumerate(pieces):
             last = n == len(pieces) - 1
             out.append(
@@ -138,6 +188,7 @@ def split_chunks(chunks: Sequence[Chunk], settings: ChunkSettings) -> list[Chunk
                     token_count=token_count(piece.text),
                     start_line=piece.start_line,
                     end_line=chunk.end_line if last and chunk.end_line is not None else piece.end_line,
+                    table_rows=shares[n],
                 )
             )
     return out
@@ -172,6 +223,7 @@ class _Pending:
     content: str
     context: str
     end_line: int | None
+    table_rows: tuple[tuple[int, int], ...] = ()
 
 
 class SectionsChunker(Chunker):
@@ -185,19 +237,27 @@ class SectionsChunker(Chunker):
             if is_excluded(section.heading, settings.exclude_headings):
                 continue
             content = section.text.strip()
+            rows = stripped_rows(section.text, section.table_rows)
             if pending and len(content.encode("utf-8")) < MERGE_BELOW_BYTES:
                 last = pending[-1]
-                last.content = _append(
-                    last.content, merge_piece(section.heading, content, markdown=settings.markdown)
-                )
+                piece = merge_piece(section.heading, content, markdown=settings.markdown)
+                if rows and piece:
+                    # The content sits at the end of the piece, after "\n\n" when both sides have text.
+                    join = 2 if last.content else 0
+                    before = len(last.content.encode("utf-8")) + join
+                    before += len(piece.encode("utf-8")) - len(content.encode("utf-8"))
+                    last.table_rows += shifted_rows(rows, before)
+                last.content = _append(last.content, piece)
                 if last.end_line is not None and section.end_line is not None:
                     last.end_line = section.end_line
                 continue
             pending.append(
-                _Pending(section, content, _context_for(section, crumb, settings), section.end_line)
+                _Pending(section, content, _context_for(section, crumb, settings), section.end_line, rows)
             )
         merged = [
-            attrs.evolve(_chunk_from(p.first, i, p.content, p.context), end_line=p.end_line)
+            attrs.evolve(
+                _chunk_from(p.first, i, p.content, p.context), end_line=p.end_line, table_rows=p.table_rows
+            )
             for i, p in enumerate(pending)
         ]
         return split_chunks(merged, settings)

@@ -89,6 +89,7 @@ class _Counters:
     skipped: int = 0
     frontmatter_unparsed: int = 0
     unparsed_paths: list[str] = attrs.Factory(list)
+    skips: list[tuple[str, str]] = attrs.Factory(list)  # (path, reason), for a later doctor
     rejected_paths: list[str] = attrs.Factory(list)  # refused by an embedding endpoint (R5.16)
     accepted_batches: int = 0  # embedding calls the endpoint accepted (R5.17)
 
@@ -96,6 +97,19 @@ class _Counters:
 # How many unparsed-frontmatter files the fail_on_frontmatter_error message names. The message
 # reaches MCP clients (rebuild_index), which never see the per-file warnings on the server's stderr.
 NAMED_UNPARSED = 5
+# The skip reasons a completed run records for ``groove doctor`` (index_meta ``last_run_skips``).
+LAST_RUN_SKIPS = "last_run_skips"
+RECORDED_SKIPS = 1000
+
+
+def skips_json(skips: Sequence[tuple[str, str]]) -> str:
+    """The skips of one run as stored under ``last_run_skips``: ``{"count", "files": [{path, reason}]}``.
+
+    At most ``RECORDED_SKIPS`` files are listed (a KB of 100,000 unreadable files must not grow the
+    meta table without bound); ``count`` is the full number.
+    """
+    files = [{"path": p, "reason": r} for p, r in skips[:RECORDED_SKIPS]]
+    return json.dumps({"count": len(skips), "files": files}, ensure_ascii=False)
 
 
 class Indexer:
@@ -247,6 +261,7 @@ class Indexer:
 
     def _skip(self, rel: str, reason: str) -> None:
         self.counts.skipped += 1
+        self.counts.skips.append((rel, reason))
         self.lines.skipped(rel, reason)
 
     # -- renames and policy passes -------------------------------------------------------------
@@ -509,6 +524,7 @@ class Indexer:
         meta["chunk_token_budget"] = self.store.meta("chunk_token_budget") or str(self._chunk_tokens())
         if not self._fields_unsettled:  # R4.39: recorded once the run completes
             meta["declared_fields"] = json.dumps(list(self.schema.declared), ensure_ascii=False)
+        meta[LAST_RUN_SKIPS] = skips_json(self.counts.skips)
         self.store.finish_run(meta, unsettled)
 
     def _summary(self, started: float, not_addressable: int) -> IndexSummary:

@@ -136,5 +136,8 @@ class Writer:
         # Vectors of the file's earlier requests went with the exception; its row stays as it was.
         self.host.counts.skipped += 1
         self.host.counts.rejected_paths.append(prepared.rel)
+        self.host.counts.skips.append(
+            (prepared.rel, f"embedding endpoint rejected the input (HTTP {status})")
+        )
         self.host.lines.rejected(prepared.rel, status)
         self.host._settled.add(prepared.rel)

@@ -26,6 +26,7 @@ from ..fsread import HARD_LINK_REASON, NOT_REGULAR_REASON, SYMLINK_REASON, FileG
 from ..interfaces import Parser
 from ..names import is_addressable
 from ..registry import Registry
+from ..text import cut_utf8
 from ..types import ParseContext, ParsedDocument
 
 log = logging.getLogger("grooveseek.mcp")
@@ -170,14 +171,6 @@ def _parse(parser: Parser, data: bytes, rel: str, config: GrooveConfig | None) -
         raise
     except BaseException as exc:  # noqa: BLE001 - a plugin failure (even MemoryError) must not end the server
         raise DocumentRefused("failed", f"Failed to read file: {type(exc).__name__}: {exc}") from None
-
-
-def cut_utf8(text: str, limit: int) -> tuple[str, bool]:
-    """``text`` cut to at most ``limit`` UTF-8 bytes on a character boundary, and whether it was cut."""
-    encoded = text.encode("utf-8")
-    if len(encoded) <= limit:
-        return text, False
-    return encoded[:limit].decode("utf-8", errors="ignore"), True
 
 
 def read_document(

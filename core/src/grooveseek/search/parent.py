@@ -112,4 +112,5 @@ def _merged(hit: Hit, rows: Sequence[SiblingRow], expanded_from: dict[str, objec
         end_line=max(ends) if complete else None,
         symbol_kind=None,  # R6.46: a merge of several chunks has no single symbol kind
         match_spans=None,  # offsets into the old content would be stale; the spans stage recomputes
+        table_rows=(),  # byte ranges of the hit's own content do not describe the joined text
     )

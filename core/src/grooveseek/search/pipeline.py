@@ -51,6 +51,7 @@ def _hit(row: HitRow, score: float) -> Hit:
         end_line=row.end_line,
         symbol_kind=row.symbol_kind,
         anchor=row.anchor,
+        table_rows=row.table_rows,
     )
 
 

@@ -92,7 +92,7 @@ class DocumentWrites:
             for chunk, vector in zip(chunks, vectors, strict=True):
                 self.conn.execute(
                     "insert into chunks(document_id, chunk_index, heading, level, content, context, "
-                    "token_count, quality_score, start_line, end_line, symbol_kind, anchor) "
+                    "token_count, quality_score, start_line, end_line, symbol_kind, anchor, table_rows) "
                     "values (?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         doc_id,
@@ -107,6 +107,8 @@ class DocumentWrites:
                         chunk.end_line,
                         chunk.symbol_kind,
                         chunk.anchor,
+                        # R3.66: NULL for chunks without table rows, so non-Office rows stay small.
+                        json.dumps([list(r) for r in chunk.table_rows]) if chunk.table_rows else None,
                     ),
                 )
                 chunk_id = self.conn.last_insert_rowid()

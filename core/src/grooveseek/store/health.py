@@ -7,6 +7,7 @@ doctor words findings and remedies from these counts.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import apsw
@@ -129,6 +130,14 @@ class IndexHealth:
     def awaiting_reparse(self, marker: str) -> Affected:
         where = "from documents where content_hash = ?"
         return self._affected(f"select count(*) {where}", f"select path {where} order by path", (marker,))
+
+    def last_run_skips(self) -> tuple[int, tuple[tuple[str, str], ...]]:
+        """The skips the last completed ``groove index`` run recorded: ``(count, ((path, reason), ...))``."""
+        row = self.conn.execute("select value from index_meta where key = 'last_run_skips'").fetchone()
+        if row is None:
+            return 0, ()
+        data = json.loads(row[0])
+        return int(data["count"]), tuple((f["path"], f["reason"]) for f in data["files"])
 
     def recorded_policies(self) -> dict[str, str]:
         rows = self.conn.execute("select key, value from index_meta where key like 'parser_policy:%'")

@@ -120,13 +120,32 @@ class Queries:
             return {}
         rows = self.conn.execute(
             "select c.id, d.path, d.title, c.heading, d.topic, d.date, d.tags, c.content, c.context, "
-            "c.token_count, c.chunk_index, c.level, c.start_line, c.end_line, c.symbol_kind, c.anchor "
+            "c.token_count, c.chunk_index, c.level, c.start_line, c.end_line, c.symbol_kind, c.anchor, "
+            "c.table_rows "
             f"from chunks c join documents d on d.id = c.document_id where c.id in ({marks(len(ids))})",
             tuple(ids),
         )
         out = {}
         for r in rows:
-            out[r[0]] = HitRow(r[0], r[1], r[2], r[3], r[4], r[5], tuple(json.loads(r[6])), *r[7:])
+            table_rows = tuple((int(a), int(b)) for a, b in json.loads(r[15])) if r[15] else ()
+            out[r[0]] = HitRow(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                tuple(json.loads(r[6])),
+                r[7],
+                r[8],
+                r[9],
+                r[10],
+                r[11],
+                r[12],
+                r[13],
+                r[14],
+                table_rows,
+            )
         return out
 
 

@@ -63,6 +63,7 @@ class HitRow:
     end_line: int | None
     symbol_kind: str | None
     anchor: str | None = None
+    table_rows: tuple[tuple[int, int], ...] = ()
 
 
 def _now() -> str:

@@ -174,6 +174,16 @@ class Store:
         """(chunk id, bm25) for chunks holding any of the bigram ``terms``, best first, filtered."""
         return self._core.cjk.candidates(terms, limit, weights, self._core.filter_sql(filters))
 
+    def last_run_skips(self) -> tuple[int, tuple[tuple[str, str], ...]]:
+        """The files the last completed ``groove index`` run skipped (``groove doctor``'s ``files-skipped``).
+
+        Returns ``(count, ((path, reason), ...))``; the list holds at most 1,000 files while
+        ``count`` is the full number. ``(0, ())`` before any run has completed.
+        """
+        from .health import IndexHealth
+
+        return IndexHealth(self.conn).last_run_skips()
+
     def finish_run(self, meta: dict[str, str | None], awaiting_reparse: Sequence[str]) -> None:
         """R4.15 step 13 in one transaction: mark the rows a policy pass did not settle (R4.38) and
         record the run's bookkeeping, so a failed run writes neither."""

@@ -1,9 +1,12 @@
 """``grooveseek.testing``: the kit for plugin authors (SPEC R3.10, R5.24).
 
 Contract checks (``check_parser``, ``check_embedder``, ``check_grammar``), the deterministic
-offline ``FakeEmbedder``, and a ParseContext that records warnings. The pytest plugin in
+offline ``FakeEmbedder``, a ParseContext that records warnings, and ``plugin_roundtrip`` (index a
+temporary KB with a parser plugin, search it, read a document back). The pytest plugin in
 ``pytest_plugin`` exposes them as fixtures through the ``pytest11`` entry point ``grooveseek``.
 """
+
+from typing import TYPE_CHECKING
 
 from .checks import (
     DEFAULT_TEXTS,
@@ -16,13 +19,29 @@ from .checks import (
 )
 from .fake import FakeEmbedder
 
+if TYPE_CHECKING:
+    from .roundtrip import RoundTrip, plugin_roundtrip
+
+
+def __getattr__(name: str) -> object:
+    # The round trip needs the whole application (store, service, MCP tools): imported on first
+    # use, so ``from grooveseek.testing import check_parser`` stays light.
+    if name in ("RoundTrip", "plugin_roundtrip"):
+        from . import roundtrip
+
+        return getattr(roundtrip, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "DEFAULT_TEXTS",
     "ContractViolation",
     "FakeEmbedder",
     "RecordingParseContext",
+    "RoundTrip",
     "check_embedder",
     "check_grammar",
     "check_parser",
+    "plugin_roundtrip",
     "recording_parse_context",
 ]

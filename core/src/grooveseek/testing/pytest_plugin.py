@@ -6,7 +6,7 @@ imports nothing beyond pytest at module level; each fixture imports what it need
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +15,7 @@ import pytest
 if TYPE_CHECKING:
     from .checks import RecordingParseContext
     from .fake import FakeEmbedder
+    from .roundtrip import RoundTrip
 
 
 @pytest.fixture
@@ -56,3 +57,26 @@ def make_kb(tmp_path: Path) -> Callable[[Mapping[str, str | bytes]], Path]:
         return root
 
     return make
+
+
+@pytest.fixture
+def plugin_roundtrip(tmp_path: Path) -> Iterator[Callable[..., RoundTrip]]:
+    """Factory: ``plugin_roundtrip({"a.pdf": data}, ["md", "pdf"])`` indexes a temporary KB.
+
+    Returns a ``grooveseek.testing.RoundTrip`` (``summary``, ``search(query, limit=, **filters)``,
+    ``get_document(path)``, ``skipped()``) built the way ``groove`` builds its application, with the
+    real store and the offline ``minilm-l6-int8`` model unless ``model=`` says otherwise. Keyword
+    ``index={"max_decompressed_size": "1 MiB"}`` sets ``[index]`` keys. Services close at teardown.
+    """
+    from .roundtrip import plugin_roundtrip as run
+
+    opened: list[RoundTrip] = []
+
+    def make(files: Mapping[str, str | bytes], parsers: Sequence[str], **kwargs: object) -> RoundTrip:
+        trip = run(tmp_path / f"roundtrip-{len(opened)}", files, parsers, **kwargs)  # type: ignore[arg-type]
+        opened.append(trip)
+        return trip
+
+    yield make
+    for trip in opened:
+        trip.close()
