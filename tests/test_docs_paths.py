@@ -2,12 +2,13 @@
 ``docs/*.md`` and the README resolves (issue 7: architecture.md once named a ``search/hybrid.py``
 that did not exist).
 
-A path is a backticked token that ends in ``.py`` or ``/``. One with a ``/`` must exist under the
-repository root, ``core/src/`` or ``core/src/grooveseek/`` (architecture.md names modules relative
-to the package); a bare file name must exist somewhere in the code. A dotted ``grooveseek.`` name
-must import, or be an attribute of the longest prefix that does; the entry-point group names
-(``grooveseek.parsers`` ...) are names in package metadata, not modules, and are checked against
-the loader's list instead.
+A path is a backticked token that ends in ``.py`` or ``/``. One with a ``/`` inside must exist
+under the repository root, ``core/src/`` or ``core/src/grooveseek/`` (architecture.md names modules
+relative to the package); a bare file name must exist somewhere in the code. A single folder name
+(``target/``) is left alone: the docs use those for folders in a user's knowledge base. A dotted
+``grooveseek.`` name must import, or be an attribute of the longest prefix that does; the
+entry-point group names (``grooveseek.parsers`` ...) are names in package metadata, not modules,
+and are checked against the loader's list instead.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ def _code_file_names() -> set[str]:
 
 
 def _path_exists(token: str, names: set[str]) -> bool:
-    if token == "/":
-        return True
+    if token.endswith("/") and "/" not in token.rstrip("/"):
+        return True  # one folder name (`target/`, `drafts/`): a folder in a user's KB, not ours
     if "/" not in token.rstrip("/"):
         return token in names or any((base / token).exists() for base in BASES)
     return any((base / token).exists() for base in BASES)
