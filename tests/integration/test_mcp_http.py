@@ -13,8 +13,6 @@ import contextlib
 import ipaddress
 import json
 import os
-import queue
-import re
 import shutil
 import signal
 import socket
@@ -39,10 +37,10 @@ from grooveseek.mcp.gate import GatePolicy
 from grooveseek.mcp.server import core_version
 from grooveseek.mcp.transport import HttpService, bind_socket, build_http_app
 from grooveseek.service import KBService
+from grooveseek.testing.servers import DEADLINE, HttpServer, line_queue, serve_http, wait_healthy
 from tests.conftest import IndexedKB
 
 REPO = Path(__file__).resolve().parents[2]
-DEADLINE = 120.0
 LOOPBACK = ipaddress.IPv4Address("127.0.0.1")
 HOST_REFUSED = "Forbidden: Host header is not allowed"
 ORIGIN_REFUSED = "Forbidden: Origin header is not allowed"
@@ -81,84 +79,17 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> IndexedKB:
     return build_kb(tmp_path_factory.mktemp("mcp-http"))
 
 
-def _lines(stream: Any) -> queue.Queue:
-    out: queue.Queue = queue.Queue()
-
-    def pump() -> None:
-        for line in iter(stream.readline, b""):
-            out.put(line.decode("utf-8", "replace"))
-        out.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return out
-
-
-def wait_healthy(base: str) -> None:
-    """Poll /healthz until it answers (bounded; returns at the first 200)."""
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end:
-        with contextlib.suppress(httpx.TransportError):
-            if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"{base}/healthz never answered")
-
-
-class Served:
-    def __init__(
-        self, base: str, port: int, proc: subprocess.Popen, stderr: queue.Queue, seen: list[str]
-    ) -> None:
-        self.base, self.port, self.proc, self.stderr, self.seen = base, port, proc, stderr, seen
-        self.mcp = f"{base}/mcp"
-
-
 @pytest.fixture(scope="module")
-def served(kb: IndexedKB) -> Iterator[Served]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "grooveseek",
-        "--config",
-        str(kb.config),
-        "serve",
-        "--transport",
-        "http",
-        "--port",
-        "0",
-        "--no-watch",
-    ]
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    stderr = _lines(proc.stderr)
-    seen: list[str] = []
-    try:
-        while True:
-            line = stderr.get(timeout=DEADLINE)
-            assert line is not None, "".join(seen)
-            seen.append(line)
-            match = re.search(
-                r"groove server ready \(http transport, listening on 127\.0\.0\.1:(\d+)\)", line
-            )
-            if match:
-                break
-        port = int(match.group(1))
-        base = f"http://127.0.0.1:{port}"
-        wait_healthy(base)
-        yield Served(base, port, proc, stderr, seen)
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM if sys.platform != "win32" else signal.CTRL_BREAK_EVENT)
-            try:
-                proc.wait(timeout=DEADLINE)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=DEADLINE)
+def served(kb: IndexedKB) -> Iterator[HttpServer]:
+    with serve_http(kb.config) as server:
+        yield server
 
 
 def mcp_session(url: str):
     return Client(url, mode="legacy")
 
 
-def test_mcp_over_http_end_to_end(served: Served, kb: IndexedKB) -> None:
+def test_mcp_over_http_end_to_end(served: HttpServer, kb: IndexedKB) -> None:
     async def main() -> None:
         async with mcp_session(served.mcp) as client:
             assert client.server_info.name == "grooveseek" and client.server_info.version == core_version()
@@ -215,7 +146,7 @@ def test_mcp_over_http_end_to_end(served: Served, kb: IndexedKB) -> None:
     anyio.run(main)
 
 
-def test_healthz_and_other_paths(served: Served) -> None:
+def test_healthz_and_other_paths(served: HttpServer) -> None:
     ok = httpx.get(f"{served.base}/healthz")
     assert (ok.status_code, ok.text) == (200, "ok")
     # healthz_public (the default): no Host check, and Origin is never checked on /healthz (R7.48).
@@ -241,13 +172,13 @@ def test_healthz_and_other_paths(served: Served) -> None:
         "localhost.evil.example:{port}",
     ],
 )
-def test_bad_host_is_refused_with_403(served: Served, host: str) -> None:
+def test_bad_host_is_refused_with_403(served: HttpServer, host: str) -> None:
     response = httpx.post(served.mcp, headers={**ACCEPT, "Host": host.format(port=served.port)}, json=INIT)
     assert (response.status_code, response.text) == (403, HOST_REFUSED)
     assert "evil" not in response.text  # the rejected value is never echoed
 
 
-def test_missing_host_is_refused(served: Served) -> None:
+def test_missing_host_is_refused(served: HttpServer) -> None:
     with socket.create_connection(("127.0.0.1", served.port), timeout=30) as sock:
         sock.sendall(b"GET /mcp HTTP/1.0\r\n\r\n")  # HTTP/1.0 may omit Host
         reply = b""
@@ -259,7 +190,7 @@ def test_missing_host_is_refused(served: Served) -> None:
 @pytest.mark.parametrize(
     "host", ["localhost:{port}", "LOCALHOST:{port}", "127.0.0.1:{port}", "[::1]:{port}", "localhost"]
 )
-def test_allowed_hosts_pass_the_gate(served: Served, host: str) -> None:
+def test_allowed_hosts_pass_the_gate(served: HttpServer, host: str) -> None:
     response = httpx.post(served.mcp, headers={**ACCEPT, "Host": host.format(port=served.port)}, json=INIT)
     assert response.status_code == 200 and response.headers["mcp-session-id"]
     httpx.delete(served.mcp, headers={"mcp-session-id": response.headers["mcp-session-id"]})
@@ -277,7 +208,7 @@ def test_allowed_hosts_pass_the_gate(served: Served, host: str) -> None:
         ("http://[::1]:{port}", 200),
     ],
 )
-def test_origin_validation(served: Served, origin: str, status: int) -> None:
+def test_origin_validation(served: HttpServer, origin: str, status: int) -> None:
     response = httpx.post(
         served.mcp, headers={**ACCEPT, "Origin": origin.format(port=served.port)}, json=INIT
     )
@@ -288,12 +219,12 @@ def test_origin_validation(served: Served, origin: str, status: int) -> None:
         httpx.delete(served.mcp, headers={"mcp-session-id": response.headers["mcp-session-id"]})
 
 
-def test_host_is_checked_before_origin(served: Served) -> None:
+def test_host_is_checked_before_origin(served: HttpServer) -> None:
     response = httpx.post(served.mcp, headers={**ACCEPT, "Host": "evil", "Origin": "http://evil"}, json=INIT)
     assert response.text == HOST_REFUSED
 
 
-def test_body_cap(served: Served) -> None:
+def test_body_cap(served: HttpServer) -> None:
     over = httpx.post(served.mcp, headers=ACCEPT, content=b" " * (1_048_576 + 1))
     assert over.status_code == 413
 
@@ -307,7 +238,7 @@ def test_body_cap(served: Served) -> None:
     httpx.delete(served.mcp, headers={"mcp-session-id": at_cap.headers["mcp-session-id"]})
 
 
-def test_refusals_are_logged_and_stdout_stays_empty(served: Served) -> None:
+def test_refusals_are_logged_and_stdout_stays_empty(served: HttpServer) -> None:
     httpx.get(served.mcp, headers={"Host": "logged.example"})
 
     def logged() -> str:  # the log handler wraps long lines; compare with whitespace collapsed
@@ -340,7 +271,7 @@ def test_sigterm_stops_the_http_server(kb: IndexedKB) -> None:
         "--no-watch",
     ]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    stderr = _lines(proc.stderr)
+    stderr = line_queue(proc.stderr)
     try:
         while "groove server ready" not in (line := stderr.get(timeout=DEADLINE) or ""):
             assert line, "the server exited before it was ready"
@@ -500,7 +431,7 @@ def test_bind_failure_is_worded(kb: IndexedKB) -> None:
     ).encode() in proc.stderr
 
 
-def test_eight_clients_search_while_rebuild_index_runs(served: Served) -> None:
+def test_eight_clients_search_while_rebuild_index_runs(served: HttpServer) -> None:
     """Issue 4: 8 MCP sessions search while a forced rebuild_index runs: 0 errors, all well-formed."""
     answers: list[dict] = []
     summary: dict = {}
@@ -544,3 +475,9 @@ def test_eight_clients_search_while_rebuild_index_runs(served: Served) -> None:
         )  # a forced rebuild is built aside: never a half-built index
         for hit in answer["results"]:
             assert hit["path"] and hit["uri"].startswith("kb://doc/")
+
+
+def test_the_mcp_http_server_fixture_serves_and_stops(mcp_http_server, kb: IndexedKB) -> None:
+    server = mcp_http_server(kb.config)
+    assert httpx.get(f"{server.base}/healthz").status_code == 200
+    assert server.proc.poll() is None  # the fixture stops it after the test

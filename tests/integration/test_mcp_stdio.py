@@ -8,28 +8,20 @@ when stdin closes) and the signal path.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
-import os
-import queue
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
 import click
 import pytest
-from anyio.from_thread import BlockingPortal, start_blocking_portal
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from grooveseek.cli import cli
@@ -37,6 +29,14 @@ from grooveseek.config import HttpConfig, load_config
 from grooveseek.mcp.gate import MCP_PATH
 from grooveseek.mcp.prompts import CITATION_RULES, PROMPTS, PromptArgumentError, render_prompt
 from grooveseek.mcp.server import core_version
+from grooveseek.testing.servers import (
+    DEADLINE,
+    StdioSession,
+    line_queue,
+    serve_command,
+    serve_stdio,
+    wait_for_text,
+)
 from tests.conftest import IndexedKB
 
 pytestmark = pytest.mark.model
@@ -47,7 +47,6 @@ BEST_PRACTICE = (
     "## Prompts\n\nKeep them short.\n"
 )
 TODO_TXT = "Things to write next:\na page about rerankers and one about the file watcher and its debounce.\n"
-DEADLINE = 120.0  # seconds: generous for two shared cores loading a model
 
 
 def build_kb(root: Path) -> IndexedKB:
@@ -69,69 +68,20 @@ def build_kb(root: Path) -> IndexedKB:
     return indexed
 
 
-def serve_command(kb: IndexedKB, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "grooveseek", "--config", str(kb.config), "serve", *extra]
-
-
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory) -> IndexedKB:
     return build_kb(tmp_path_factory.mktemp("mcp-stdio"))
 
 
-@attrs.frozen
-class Remote:
-    """A live ClientSession driven from synchronous tests through an anyio portal."""
-
-    portal: BlockingPortal
-    session: ClientSession
-    init: Any
-    stderr: Path
-
-    def call(self, method: str, *args: Any) -> Any:
-        return self.portal.call(getattr(self.session, method), *args)
-
-    def tool(self, name: str, arguments: dict[str, Any]) -> Any:
-        result = self.call("call_tool", name, arguments)
-        assert len(result.content) == 1 and result.content[0].type == "text"
-        value = json.loads(result.content[0].text)
-        # A refusal keeps its {"error": ...} text and sets isError (MCP spec; R7.3 as amended).
-        assert result.is_error == ("error" in value), (result.is_error, value)
-        return value
-
-
-@contextlib.asynccontextmanager
-async def _session(params: StdioServerParameters, errlog: Any):
-    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-        init = await session.initialize()
-        yield session, init
-
-
-def wait_for_text(path: Path, text: str, timeout: float = DEADLINE) -> str:
-    """Poll a log file until ``text`` appears (bounded; returns as soon as it does)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        content = path.read_text(encoding="utf-8", errors="replace")
-        if text in content:
-            return content
-        time.sleep(0.05)
-    raise AssertionError(f"{text!r} never appeared in {path}:\n{path.read_text(errors='replace')}")
-
-
 @pytest.fixture(scope="module")
-def remote(kb: IndexedKB, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Remote]:
-    stderr = tmp_path_factory.mktemp("stdio-log") / "stderr.txt"
+def remote(kb: IndexedKB, tmp_path_factory: pytest.TempPathFactory) -> Iterator[StdioSession]:
     # The watcher stays on: R7.41 says it runs over stdio too (checked below).
-    params = StdioServerParameters(command=sys.executable, args=serve_command(kb)[1:], env=dict(os.environ))
-    with (
-        stderr.open("w", encoding="utf-8") as errlog,
-        start_blocking_portal() as portal,
-        portal.wrap_async_context_manager(_session(params, errlog)) as (session, init),
-    ):
-        yield Remote(portal, session, init, stderr)
+    with serve_stdio(kb.config, tmp_path_factory.mktemp("stdio-log") / "stderr.txt") as session:
+        yield session
 
 
 # -- initialize and listings (R7.1, R7.2, R7.29, R7.35) ----------------------------------------------
-def test_initialize_identifies_grooveseek(remote: Remote) -> None:
+def test_initialize_identifies_grooveseek(remote: StdioSession) -> None:
     assert remote.init.server_info.name == "grooveseek"
     assert remote.init.server_info.version == core_version()
     caps = remote.init.capabilities
@@ -142,7 +92,7 @@ def test_initialize_identifies_grooveseek(remote: Remote) -> None:
     assert "watcher started (500ms debounce, [md, txt])" in log
 
 
-def test_lists(remote: Remote) -> None:
+def test_lists(remote: StdioSession) -> None:
     tools = remote.call("list_tools").tools
     assert [t.name for t in tools] == [
         "search",
@@ -179,7 +129,7 @@ def test_lists(remote: Remote) -> None:
 
 
 # -- the six tools (R7.6-R7.26) ----------------------------------------------------------------------
-def test_search(remote: Remote) -> None:
+def test_search(remote: StdioSession) -> None:
     answer = remote.tool("search", {"query": "how does hybrid search fuse results", "limit": 3})
     assert len(answer["results"]) == 3
     top = answer["results"][0]
@@ -189,7 +139,7 @@ def test_search(remote: Remote) -> None:
     assert filtered["filter_applied"] == {"category": "guides", "tags_any": ["guide"]}
 
 
-def test_search_errors_are_in_band(remote: Remote) -> None:
+def test_search_errors_are_in_band(remote: StdioSession) -> None:
     assert remote.tool("search", {"query": "x" * 1100})["error"].startswith("query is too large: 1100 bytes")
     assert remote.tool("search", {"query": "x", "limit": "ten"}) == {
         "error": 'search: parameter "limit" must be an integer, got a string'
@@ -199,7 +149,7 @@ def test_search_errors_are_in_band(remote: Remote) -> None:
     )
 
 
-def test_list_topics(remote: Remote) -> None:
+def test_list_topics(remote: StdioSession) -> None:
     topics = remote.tool("list_topics", {})
     keys = [(t["category"], t["topic"], t["file_count"]) for t in topics]
     assert keys == [
@@ -214,7 +164,7 @@ def test_list_topics(remote: Remote) -> None:
     )
 
 
-def test_get_document(remote: Remote, kb: IndexedKB) -> None:
+def test_get_document(remote: StdioSession, kb: IndexedKB) -> None:
     doc = remote.tool("get_document", {"path": "guides/quickstart.md"})
     assert doc["title"] == "Quickstart" and doc["tags"] == ["guide", "cli"] and doc["truncated"] is False
     assert doc["content"] == (kb.kb / "guides" / "quickstart.md").read_text(encoding="utf-8")
@@ -224,7 +174,7 @@ def test_get_document(remote: Remote, kb: IndexedKB) -> None:
     }
 
 
-def test_get_best_practice(remote: Remote) -> None:
+def test_get_best_practice(remote: StdioSession) -> None:
     whole = remote.tool("get_best_practice", {"target": "claude-code"})
     assert whole["content"].startswith("## Sections\n- Setup\n- Prompts\n\n---\n\n# Claude Code")
     section = remote.tool("get_best_practice", {"target": "claude-code", "category": "prompt"})
@@ -235,7 +185,7 @@ def test_get_best_practice(remote: Remote) -> None:
     }
 
 
-def test_rebuild_index(remote: Remote) -> None:
+def test_rebuild_index(remote: StdioSession) -> None:
     summary = remote.tool("rebuild_index", {})
     assert summary["total_documents"] >= 8 and summary["renamed"] == 0 and summary["deleted"] == 0
     assert set(summary) == {
@@ -250,7 +200,7 @@ def test_rebuild_index(remote: Remote) -> None:
     }
 
 
-def test_get_connection_graph(remote: Remote) -> None:
+def test_get_connection_graph(remote: StdioSession) -> None:
     graph = remote.tool(
         "get_connection_graph", {"start": "concepts/search/hybrid.md", "depth": 1, "fan_out": 3}
     )
@@ -261,14 +211,14 @@ def test_get_connection_graph(remote: Remote) -> None:
     )
 
 
-def test_unknown_tool_is_a_protocol_error(remote: Remote) -> None:
+def test_unknown_tool_is_a_protocol_error(remote: StdioSession) -> None:
     with pytest.raises(MCPError) as info:
         remote.call("call_tool", "delete_everything", {})
     assert info.value.code == -32602
 
 
 # -- prompts and resources (R7.31-R7.40) -------------------------------------------------------------
-def test_every_prompt(remote: Remote) -> None:
+def test_every_prompt(remote: StdioSession) -> None:
     for name, args in {
         "summarize_topic": {"topic": "search"},
         "deep_dive": {"question": "What is RRF?"},
@@ -283,7 +233,7 @@ def test_every_prompt(remote: Remote) -> None:
     assert info.value.code == -32602
 
 
-def test_read_resources(remote: Remote, kb: IndexedKB) -> None:
+def test_read_resources(remote: StdioSession, kb: IndexedKB) -> None:
     doc = remote.call("read_resource", "kb://doc/guides/quickstart.md").contents[0]
     assert doc.mime_type == "text/markdown"
     assert doc.text == (kb.kb / "guides" / "quickstart.md").read_text(encoding="utf-8")
@@ -297,7 +247,7 @@ def test_read_resources(remote: Remote, kb: IndexedKB) -> None:
         assert info.value.code == -32002 and info.value.message == f"Resource not found: {uri}"
 
 
-def test_the_watcher_runs_over_stdio(remote: Remote, kb: IndexedKB) -> None:
+def test_the_watcher_runs_over_stdio(remote: StdioSession, kb: IndexedKB) -> None:
     (kb.kb / "guides" / "watering.md").write_text(
         "---\ntitle: Watering cucumbers\n---\n\nCucumbers want a deep soak at the roots every morning,\n"
         "and never a splash on the leaves.\n",
@@ -383,18 +333,6 @@ def test_example_client_configs_parse_and_use_real_flags() -> None:
 
 
 # -- the raw stream (R0.15, R7.41) and signals (R7.53) -----------------------------------------------
-def _lines(stream: Any) -> queue.Queue:
-    out: queue.Queue = queue.Queue()
-
-    def pump() -> None:
-        for line in iter(stream.readline, b""):
-            out.put(line)
-        out.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return out
-
-
 def _send(proc: subprocess.Popen, message: dict[str, Any]) -> None:
     proc.stdin.write(json.dumps(message).encode() + b"\n")
     proc.stdin.flush()
@@ -402,9 +340,12 @@ def _send(proc: subprocess.Popen, message: dict[str, Any]) -> None:
 
 def test_stdout_carries_only_the_protocol_and_stdin_eof_ends_the_server(kb: IndexedKB) -> None:
     proc = subprocess.Popen(
-        serve_command(kb, "--no-watch"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        serve_command(kb.config, "--no-watch"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
-    stdout = _lines(proc.stdout)
+    stdout = line_queue(text=False, stream=proc.stdout)
     try:
         _send(
             proc,
@@ -462,9 +403,12 @@ def test_stdout_carries_only_the_protocol_and_stdin_eof_ends_the_server(kb: Inde
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM is a Unix signal")
 def test_sigterm_stops_gracefully(kb: IndexedKB) -> None:
     proc = subprocess.Popen(
-        serve_command(kb, "--no-watch"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        serve_command(kb.config, "--no-watch"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
-    stderr = _lines(proc.stderr)
+    stderr = line_queue(text=False, stream=proc.stderr)
     try:
         while True:
             line = stderr.get(timeout=DEADLINE)
@@ -486,7 +430,7 @@ def test_sigterm_stops_gracefully(kb: IndexedKB) -> None:
 
 def test_startup_failure_exits_1_before_ready(kb: IndexedKB) -> None:
     proc = subprocess.run(
-        serve_command(kb, "--model", "bge-m3"),
+        serve_command(kb.config, "--model", "bge-m3"),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=DEADLINE,
@@ -529,3 +473,11 @@ def test_serve_warns_about_documents_outside_the_parser_set(kb: IndexedKB, tmp_p
     assert warning in err  # R4.44: counted and named, nothing deleted
     assert err.index(warning) < err.index("groove server ready (stdio transport)")
     assert (kb.kb / "notes" / "todo.txt").exists()
+
+
+def test_the_mcp_stdio_server_fixture_hands_over_an_initialised_session(
+    mcp_stdio_server, kb: IndexedKB
+) -> None:
+    session = mcp_stdio_server(kb.config, "--no-watch")
+    assert session.init.server_info.name == "grooveseek"
+    assert [t.name for t in session.call("list_tools").tools][:1] == ["search"]

@@ -45,15 +45,13 @@ def _add(store: Store, emb: FakeEmbedder, path: str, texts: list[str]) -> None:
 
 
 @pytest.fixture
-def store(tmp_path):
+def store(temp_store):
     emb = FakeEmbedder(16)
-    s = Store.open(tmp_path / ".groove.db")
-    s.ensure_vec_table(16)
+    s = temp_store(16)
     _add(s, emb, "tokyo.md", ["東京の天気は晴れです。明日も東京は暖かい。"])
     _add(s, emb, "array.md", ["配列をコピーするにはスプレッド構文を使います。"])
     _add(s, emb, "kyoto.md", ["京都の紅葉の名所を紹介します。"])
-    yield s, emb
-    s.close()
+    return s, emb
 
 
 def test_two_character_query_gets_lexical_hits(store):

@@ -23,8 +23,8 @@ from grooveseek.index.guard import (
 )
 from grooveseek.mcp.server import _Handlers, _text_result, run_tool
 from grooveseek.store.store import Store, peek_meta
-from grooveseek.testing import FakeEmbedder
-from tests.unit.mcp_kit import BODY, config, make_service, write_kb
+from grooveseek.testing import FakeEmbedder, make_service, write_kb
+from tests.unit.mcp_kit import BODY, config
 
 
 class GatedEmbedder(FakeEmbedder):

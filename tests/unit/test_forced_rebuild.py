@@ -17,8 +17,8 @@ import pytest
 from grooveseek.errors import ModelError
 from grooveseek.index.forced import side_path
 from grooveseek.search.request import SearchRequest
-from grooveseek.testing import FakeEmbedder
-from tests.unit.mcp_kit import BODY, config, make_service, write_kb
+from grooveseek.testing import FakeEmbedder, make_service, write_kb
+from tests.unit.mcp_kit import BODY, config
 
 WAIT = 30.0  # seconds; a bound for waits that succeed at once when things work
 FILES = {f"notes/n{i}.md": f"## Fruit {i}\n\nA note about fruit salad number {i}{BODY}" for i in range(5)}

@@ -73,11 +73,8 @@ def add_doc(store: Store, path: str, vectors, *, quality=None, contents=None, **
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store.open(tmp_path / ".groove.db")
-    s.ensure_vec_table(3)
-    yield s
-    s.close()
+def store(temp_store):
+    return temp_store(3)
 
 
 def walk(store: Store, start: str = "start.md", *, min_quality: float = 0.0, **kw):

@@ -19,7 +19,8 @@ from grooveseek.mcp import build_server, resources, tools
 from grooveseek.mcp.gate import HOST_REFUSED, REFUSAL_LOG_INTERVAL, Gate, GatePolicy, RefusalLog
 from grooveseek.mcp.resources import DOC_TEMPLATE, ResourceNotFound, list_topic_groups, read_resource
 from grooveseek.service import KBService
-from tests.unit.mcp_kit import BODY, config, make_service, write_kb
+from grooveseek.testing import make_service, write_kb
+from tests.unit.mcp_kit import BODY, config
 
 PDF_DENIED = 'Access denied: extension "pdf" is not in the indexed parser registry. Allowed: [md, txt]'
 

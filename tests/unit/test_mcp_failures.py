@@ -7,15 +7,13 @@ import re
 import threading
 from pathlib import Path
 
-import attrs
 import pytest
 
 from grooveseek.errors import ModelError, StoreError
 from grooveseek.interfaces import Reranker
 from grooveseek.mcp import tools
-from grooveseek.service import KBService
-from grooveseek.testing import FakeEmbedder
-from tests.unit.mcp_kit import BODY, config, make_service, write_kb
+from grooveseek.testing import FakeEmbedder, make_service, write_kb
+from tests.unit.mcp_kit import BODY, config
 
 
 class FailingEmbedder(FakeEmbedder):
@@ -40,12 +38,8 @@ class UnloadableReranker(Reranker):
 
 
 def test_a_reranker_failure_is_not_called_an_embedding_failure(tmp_path: Path) -> None:
-    app = make_service(write_kb(tmp_path, {"a.md": f"text{BODY}"}), config()).app
-    registry = attrs.evolve(app.registry, rerankers={"broken-reranker": UnloadableReranker()})
-    app = attrs.evolve(
-        app, registry=registry, selection=attrs.evolve(app.selection, reranker="broken-reranker")
-    )
-    svc = KBService(app)
+    kb = write_kb(tmp_path, {"a.md": f"text{BODY}"})
+    svc = make_service(kb, config(), rerankers={"broken-reranker": UnloadableReranker()})
     try:
         svc.rebuild()
         answer = tools.search(svc, "text", rerank=True)

@@ -14,14 +14,11 @@ from pathlib import Path
 from typing import ClassVar
 
 import anyio
-import attrs
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from grooveseek.app import App
-from grooveseek.config import BestPracticeConfig, GrooveConfig, IndexConfig, LoadedConfig, ParsersConfig
-from grooveseek.index.guard import db_path_for
+from grooveseek.config import BestPracticeConfig, GrooveConfig, IndexConfig, ParsersConfig
 from grooveseek.interfaces import Parser
 from grooveseek.mcp import build_server, docread, tools
 from grooveseek.mcp.docread import not_found_message
@@ -33,10 +30,8 @@ from grooveseek.mcp.resources import (
     encode_path,
     read_resource,
 )
-from grooveseek.plugins import PluginSelection, load_plugins
-from grooveseek.registry import Registry
 from grooveseek.service import KBService
-from grooveseek.testing import FakeEmbedder
+from grooveseek.testing import make_service
 from grooveseek.types import ParseContext, ParsedDocument, Section
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs Unix symlinks, hard links and FIFOs")
@@ -48,22 +43,6 @@ TEXT_CAP = 1_048_576
 SYMLINK = "Access denied: symlinks are not allowed."
 HARDLINK = "Access denied: files with more than one name (hard links) are not allowed."
 NOT_REGULAR = "Access denied: only regular files can be read."
-
-
-def make_service(kb: Path, config: GrooveConfig) -> KBService:
-    """A KBService over ``kb`` with the real md/txt parsers and the deterministic fake embedder."""
-    selection = PluginSelection(parsers=config.parsers.enabled)
-    registry = Registry.build(load_plugins(selection), config)
-    registry = attrs.evolve(registry, embedders={"fake": FakeEmbedder(16)})
-    kb = kb.resolve()
-    app = App(
-        loaded=LoadedConfig(config, "explicit", None, True),
-        selection=attrs.evolve(selection, embedder="fake"),
-        registry=registry,
-        kb=kb,
-        db=db_path_for(kb),
-    )
-    return KBService(app)
 
 
 @pytest.fixture(scope="module")
@@ -332,13 +311,7 @@ def _blob_service(kb: Path, max_decompressed_size: int) -> KBService:
     config = GrooveConfig(
         parsers=ParsersConfig(enabled=("md",)), index=IndexConfig(max_decompressed_size=max_decompressed_size)
     )
-    service = make_service(kb, config)
-    registry = attrs.evolve(
-        service.app.registry, parsers={**service.app.registry.parsers, "blob": BlobParser()}
-    )
-    app = attrs.evolve(service.app, registry=registry)
-    service.close()
-    return KBService(app)
+    return make_service(kb, config, parsers={"blob": BlobParser()})
 
 
 def test_binary_reads_are_cut_and_offered_by_the_budget(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ from grooveseek.mcp.resources import ResourceNotFound, list_topic_groups, read_r
 from grooveseek.search.request import SearchRequest
 from grooveseek.service import KBService
 from grooveseek.store.store import Store
-from tests.unit.mcp_kit import BODY, config, make_service, write_kb
+from grooveseek.testing import make_service, write_kb
+from tests.unit.mcp_kit import BODY, config
 
 FILES = {
     "index.md": f"---\ntitle: Home page\n---\n\nWelcome to the garden knowledge base about vegetables{BODY}",

@@ -23,11 +23,8 @@ def _rec(path: str) -> DocumentRecord:
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store.open(tmp_path / ".groove.db")
-    s.ensure_vec_table(2)
-    yield s
-    s.close()
+def store(temp_store):
+    return temp_store(2)
 
 
 def _add(store: Store, path: str, vectors: list[list[float]]) -> list[int]:

@@ -19,11 +19,8 @@ EMB = FakeEmbedder(8)
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store.open(tmp_path / ".groove.db")
-    s.ensure_vec_table(8)
-    yield s
-    s.close()
+def store(temp_store):
+    return temp_store(8)
 
 
 def _chunk(i: int, tokens: int, level: int | None = 2, **kw) -> Chunk:

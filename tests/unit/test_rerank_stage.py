@@ -20,7 +20,7 @@ from grooveseek.search.pipeline import run_search
 from grooveseek.search.request import SearchRequest, resolve_request
 from grooveseek.search.rerank import candidate_text, rerank
 from grooveseek.store.records import HitRow
-from grooveseek.store.store import DocumentRecord, Store
+from grooveseek.store.store import DocumentRecord
 from grooveseek.testing import FakeEmbedder
 from grooveseek.types import Chunk
 
@@ -141,11 +141,10 @@ TOPICS = ["apple", "banana", "cherry", "grape", "lemon", "mango", "peach", "plum
 
 
 @pytest.fixture
-def store(tmp_path):
+def store(temp_store):
     """80 chunks in 8 documents; every chunk has a context breadcrumb and mentions fruit."""
     emb = FakeEmbedder(16)
-    s = Store.open(tmp_path / ".groove.db")
-    s.ensure_vec_table(16)
+    s = temp_store(16)
     for d, topic in enumerate(TOPICS):
         chunks = [
             Chunk(
@@ -163,8 +162,7 @@ def store(tmp_path):
             f"fruit/{topic}.md", "md", topic, False, None, False, "fruit", None, (), None, "h", 1
         )
         s.replace_document(rec, chunks, vectors)
-    yield s, emb
-    s.close()
+    return s, emb
 
 
 def test_run_search_replaces_scores_and_order_with_the_rerankers(store) -> None:

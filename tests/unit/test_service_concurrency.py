@@ -18,16 +18,13 @@ import numpy as np
 import pytest
 
 from grooveseek.app import App, build_app
-from grooveseek.config.model import GrooveConfig, LoadedConfig
+from grooveseek.config.model import GrooveConfig
 from grooveseek.errors import ModelError, SearchError
 from grooveseek.index import indexer as indexer_module
-from grooveseek.index.guard import db_path_for
 from grooveseek.interfaces import Embedder
-from grooveseek.plugins import PluginSelection, load_plugins
-from grooveseek.registry import Registry
 from grooveseek.search.request import SearchRequest
 from grooveseek.service import FairGate, KBService, RebuildRunning, ServiceClosed, SharedEmbedder
-from grooveseek.testing import FakeEmbedder
+from grooveseek.testing import FakeEmbedder, make_service
 from grooveseek.types import SearchResponse
 
 WAIT = 30.0  # seconds; a bound for waits that succeed at once when things work
@@ -63,14 +60,6 @@ class ControlledEmbedder(FakeEmbedder):
             raise RuntimeError("poisoned input")
         vectors = super().embed_documents(texts)
         return vectors[:, :8] if any("BADDIM" in t for t in texts) else vectors
-
-
-def make_app(kb: Path, embedder: Embedder) -> App:
-    config = GrooveConfig(kb_path=str(kb), model="fake")
-    registry = Registry.build(load_plugins(PluginSelection(parsers=("md",))), config)
-    registry.embedders["fake"] = embedder
-    selection = PluginSelection(parsers=("md",), embedder="fake")
-    return App(LoadedConfig(config, "explicit", None, True), selection, registry, kb, db_path_for(kb))
 
 
 def write_notes(kb: Path, version: str, names: Sequence[int] = range(FILES), extra: str = "") -> None:
@@ -112,7 +101,7 @@ def embedder() -> ControlledEmbedder:
 def service(kb: Path, embedder: ControlledEmbedder, monkeypatch: pytest.MonkeyPatch):
     # One file per embedding batch, so "mid-run" falls between two files' transactions.
     monkeypatch.setattr(indexer_module, "EMBED_BATCH_CHUNKS", 1)
-    svc = KBService(make_app(kb, embedder), model_permits=2)
+    svc = make_service(kb, GrooveConfig(kb_path=str(kb), model="fake"), embedder, model_permits=2)
     svc.rebuild()
     yield svc
     embedder.release.set()

@@ -42,11 +42,8 @@ def _vecs(n: int, dim: int = 4, seed: int = 0) -> np.ndarray:
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store.open(tmp_path / ".groove.db")
-    s.ensure_vec_table(4)
-    yield s
-    s.close()
+def store(temp_store):
+    return temp_store(4)
 
 
 def test_new_file_is_initialised_with_producer_wal_and_schema(tmp_path):

@@ -15,28 +15,19 @@ from pathlib import Path
 import attrs
 import pytest
 
-from grooveseek.app import App
-from grooveseek.config.model import GrooveConfig, IndexConfig, LoadedConfig
+from grooveseek.config.model import GrooveConfig, IndexConfig
 from grooveseek.index import watcher as watcher_module
-from grooveseek.index.guard import db_path_for
 from grooveseek.index.watcher import QUEUE_FULL_MESSAGE, BatchOutcome, BatchQueue, PathChanges, Watcher
-from grooveseek.plugins import PluginSelection, load_plugins
-from grooveseek.registry import Registry
 from grooveseek.service import KBService
-from grooveseek.testing import FakeEmbedder
+from grooveseek.testing import FakeEmbedder, make_service
 from grooveseek.walker import WalkPolicy
 
 WAIT = 15.0  # seconds; generous for a loaded CI machine, never reached when things work
 unix_only = pytest.mark.skipif(sys.platform == "win32", reason="needs Unix rename semantics and names")
 
 
-def make_app(kb: Path, config: GrooveConfig | None = None, embedder: FakeEmbedder | None = None) -> App:
-    """An App over ``kb`` with the md parser and the fake embedder (no plugin discovery)."""
-    config = config or GrooveConfig(kb_path=str(kb), model="fake")
-    registry = Registry.build(load_plugins(PluginSelection(parsers=("md",))), config)
-    registry.embedders["fake"] = embedder or FakeEmbedder(16)
-    selection = PluginSelection(parsers=("md",), embedder="fake")
-    return App(LoadedConfig(config, "explicit", None, True), selection, registry, kb, db_path_for(kb))
+def fake_config(kb: Path) -> GrooveConfig:
+    return GrooveConfig(kb_path=str(kb), model="fake")
 
 
 def write(kb: Path, rel: str, text: str) -> None:
@@ -97,7 +88,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     write(kb, "cherry.md", note("Cherry", "Cherry jam and cherry pie."))
     embedder = FakeEmbedder(16)
     logs: list[str] = []
-    service = KBService(make_app(kb, embedder=embedder), log=logs.append)
+    service = make_service(kb, fake_config(kb), embedder, log=logs.append)
     service.rebuild()
     watcher = service.start_watcher(debounce_ms=50, tick_ms=100, backoff=(0.05, 0.4))
     assert watcher.wait_until(lambda s: s.state == "watching", WAIT)
@@ -131,7 +122,7 @@ def test_a_link_to_a_parent_inside_the_kb_does_not_blind_the_watcher(tmp_path: P
     write(kb, "notes/apple.md", note("Apple", "Apple pie recipe with cinnamon."))
     (kb / "up").symlink_to(tmp_path, target_is_directory=True)
     logs: list[str] = []
-    service = KBService(make_app(kb), log=logs.append)
+    service = make_service(kb, fake_config(kb), log=logs.append)
     try:
         service.rebuild()
         watcher = service.start_watcher(debounce_ms=50, tick_ms=100, backoff=(0.05, 0.4))
@@ -328,7 +319,7 @@ def direct(tmp_path: Path) -> Iterator[Served]:
     embedder = FakeEmbedder(16)
     logs: list[str] = []
     config = GrooveConfig(kb_path=str(kb), model="fake", index=IndexConfig(fail_on_frontmatter_error=True))
-    service = KBService(make_app(kb, config, embedder), log=logs.append)
+    service = make_service(kb, config, embedder, log=logs.append)
     service.rebuild()
     logs.clear()
     yield Served(service, kb, logs, embedder)

@@ -9,9 +9,7 @@ one leg alone, for ablations (design).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -19,25 +17,18 @@ import click
 
 from ..app import App, build_app
 from ..console import echo_err
-from ..errors import GrooveError, ReadRefused
-from ..eval import METRIC_VERSION, EvalError, EvalRun
+from ..errors import GrooveError
+from ..eval import EvalRun
+from ..eval.fingerprint import fingerprint as run_fingerprint
 from ..eval.gate import apply_history
-from ..eval.golden import GoldenSet, missing_golden_message, parse_golden
+from ..eval.golden import GoldenSet
+from ..eval.goldenfile import golden_path, load_golden
 from ..eval.quotes import golden_quote_findings
 from ..eval.report import render_json, render_text
 from ..eval.runner import effective_limit, normalize_k_values, run_eval
-from ..fsread import (
-    HARD_LINK_PROBLEM,
-    HARD_LINK_REASON,
-    NOT_REGULAR_REASON,
-    SYMLINK_REASON,
-    FileGone,
-    read_bound,
-)
 from ..index.guard import open_for_search
 from ..search.pipeline import run_search
-from ..search.query import FTS_QUERY_VERSION, compile_query
-from ..search.request import MAX_LIMIT, FusionSettings, SearchRequest, clamp_limit, resolve_request
+from ..search.request import MAX_LIMIT, clamp_limit, resolve_request
 from ..types import Hit, SearchFilters
 from .options import (
     BOOL,
@@ -50,26 +41,12 @@ from .options import (
     model_option,
 )
 
-GOLDEN_CAP = 1_048_576
-
 LEGS = {"hybrid": ("fts", "vector", "cjk"), "fts": ("fts",), "vector": ("vector",), "cjk": ("cjk",)}
 
 EMPTY_GOLDEN = (
     "--golden is empty; name the golden file, or leave --golden out to use [eval].golden "
     "(else <kb_path>/.groove-eval.yml)"
 )
-
-# R0.18: the shared read refusals end in the indexer's fix ("... to index it"); a golden file is not
-# indexed, so each known reason gets a fix that says what to do for `groove eval` instead.
-_GOLDEN_CAUSES = {
-    HARD_LINK_REASON: (
-        f"{HARD_LINK_PROBLEM}; replace it with a regular file (a copy) and run groove eval again"
-    ),
-    SYMLINK_REASON: (
-        "is a symbolic link (GrooveSeek never follows links); pass the path of the file it points to"
-    ),
-    NOT_REGULAR_REASON: f"{NOT_REGULAR_REASON}; point --golden (or [eval].golden) at a YAML file",
-}
 
 
 def _k_values(raw: str | None, default: tuple[int, ...]) -> tuple[int, ...]:
@@ -101,80 +78,6 @@ def _bounded(k_values: tuple[int, ...], limit: int | None, k_source: str) -> tup
     return ks, effective_limit(ks, limit)
 
 
-def _golden_path(golden: str | None, configured: str | None, kb: Path) -> Path:
-    if golden is None:
-        return Path(configured) if configured is not None else kb / ".groove-eval.yml"
-    # Absolute but not resolved: resolving would follow a symlinked --golden before read_bound's
-    # O_NOFOLLOW could refuse it (R10.3, R2.20), exactly as it refuses the default path.
-    return Path(os.path.join(os.getcwd(), golden))
-
-
-def _load_golden(path: Path, kb: Path) -> GoldenSet:
-    try:
-        data = read_bound(path, GOLDEN_CAP, too_large=_too_large)
-    except FileGone:
-        raise EvalError(missing_golden_message(str(path), str(kb))) from None
-    except ReadRefused as exc:
-        reason = str(exc)
-        cause = _GOLDEN_CAUSES.get(reason, f"{reason}; check that the path names a readable golden file")
-        if reason == SYMLINK_REASON and not os.path.islink(path):
-            # ELOOP with a last component that is no link: a loop among the directories above it.
-            cause = "a directory on the path is part of a symbolic link loop; check the path"
-        raise EvalError(f"failed to read golden file: {path}", cause) from None
-    return parse_golden(data, str(path), check_query=_check_query)
-
-
-def _check_query(query: str) -> None:
-    compile_query(query)  # raises on a query the search would refuse
-
-
-def _too_large(size: int) -> str:
-    return (
-        f"file too large ({size} bytes > {GOLDEN_CAP} byte limit for golden files); "
-        "trim it or split its queries across several golden files"
-    )
-
-
-def _fingerprint(
-    app: App,
-    request: SearchRequest,
-    golden: GoldenSet,
-    ks: tuple[int, ...],
-    legs: str,
-    context_mode: str | None,
-) -> dict[str, Any]:
-    """R10.15: what makes two runs comparable; optional parts appear only when they are on."""
-    fingerprint: dict[str, Any] = {
-        "model": app.embedder.identity,
-        "reranker": app.selection.reranker if request.rerank else None,
-        "limit": request.limit,
-        "k_values": list(ks),
-        "golden_hash": golden.sha256,
-        "metric_version": METRIC_VERSION,
-        "fts_query_version": FTS_QUERY_VERSION,
-    }
-    if request.mmr is not None:
-        fingerprint["mmr"] = {"lambda": request.mmr.lambda_, "same_doc_penalty": request.mmr.same_doc_penalty}
-    if request.parent is not None:
-        fingerprint["parent_retriever"] = {
-            "whole_doc_threshold_tokens": request.parent.whole_doc_threshold_tokens,
-            "max_expanded_tokens": request.parent.max_expanded_tokens,
-        }
-    fusion = request.fusion
-    if fusion != FusionSettings():
-        fingerprint["fusion"] = {
-            "rrf_k": fusion.rrf_k,
-            "heading": fusion.heading_weight,
-            "context": fusion.context_weight,
-            "content": fusion.content_weight,
-        }
-    if context_mode == "static":  # the index's mode, not the config's (R10.15)
-        fingerprint["context_mode"] = "static"
-    if legs != "hybrid":
-        fingerprint["legs"] = legs
-    return fingerprint
-
-
 def _run(
     app: App, golden: GoldenSet, ks: tuple[int, ...], run_limit: int, legs: str, stages: Mapping[str, Any]
 ) -> EvalRun:
@@ -193,7 +96,15 @@ def _run(
     )
     store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
-        fingerprint = _fingerprint(app, base, golden, ks, legs, store.meta("context_mode"))
+        fingerprint = run_fingerprint(
+            model=app.embedder.identity,
+            reranker=app.selection.reranker,
+            request=base,
+            golden=golden,
+            ks=ks,
+            legs=legs,
+            context_mode=store.meta("context_mode"),
+        )
 
         def search(query: str, n: int) -> tuple[Hit, ...]:
             # R10.4: no filters (the quality filter is off too); the reranker only from --reranker.
@@ -283,7 +194,7 @@ def eval_command(
     ks, run_limit = _bounded(
         _k_values(k_raw, tuple(cfg.eval.k_values)), limit, "--k" if k_raw is not None else "[eval].k_values"
     )
-    golden_set = _load_golden(_golden_path(golden, cfg.eval.golden, app.kb), app.kb)
+    golden_set = load_golden(golden_path(golden, cfg.eval.golden, app.kb), app.kb)
     stages = {
         "mmr": mmr,
         "mmr_lambda": mmr_lambda,

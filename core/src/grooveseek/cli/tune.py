@@ -20,6 +20,7 @@ import numpy as np
 from ..app import build_app
 from ..console import echo_err
 from ..eval.golden import GoldenQuery, GoldenSet
+from ..eval.goldenfile import golden_path, load_golden
 from ..eval.runner import effective_limit, normalize_k_values, run_eval
 from ..eval.tune import DEFAULT_CONDITION, GRID, Condition, TuneVerdict, decide, fusion_snippet
 from ..index.guard import open_for_search
@@ -28,7 +29,7 @@ from ..search.pipeline import run_search
 from ..search.query import compile_query
 from ..search.request import FusionSettings, SearchRequest, clamp_limit
 from ..types import SearchFilters
-from .eval import _golden_path, _k_values, _load_golden
+from .eval import _k_values
 from .options import (
     config_option,
     dump_json,
@@ -223,7 +224,7 @@ def tune_command(
     )
     ks = tuple(sorted(set(ks) | {5}))  # nDCG@5 is the primary metric
     run_limit = effective_limit(ks, limit)
-    golden_set = _load_golden(_golden_path(golden, app.config.eval.golden, app.kb), app.kb)
+    golden_set = load_golden(golden_path(golden, app.config.eval.golden, app.kb), app.kb)
     raw = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
         store = _Memo(raw)

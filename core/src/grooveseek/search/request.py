@@ -12,22 +12,28 @@ from collections.abc import Callable
 
 import attrs
 
-from ..config.model import GrooveConfig
+from ..config.model import FusionConfig, GrooveConfig, MmrConfig, ParentRetrieverConfig, SearchConfig
 from ..console import OncePerProcess
 from ..errors import SearchError
 from ..types import SearchFilters
 
 MAX_LIMIT = 1000
+# The settings' defaults are the config model's: one source, so "differs from the defaults" (the
+# eval fingerprint, R10.15) means the same thing here as in groove.toml.
+_FUSION = FusionConfig()
+_MMR = MmrConfig()
+_PARENT = ParentRetrieverConfig()
+_SEARCH = SearchConfig()
 MMR_OVERRIDE_WARNING = "MMR override values were provided but effective MMR is off; values ignored"
 MMR_OVERRIDE_ONCE = OncePerProcess()
 
 
 @attrs.frozen
 class FusionSettings:
-    rrf_k: float = 60.0
-    heading_weight: float = 2.0
-    context_weight: float = 1.0
-    content_weight: float = 1.0
+    rrf_k: float = _FUSION.rrf_k
+    heading_weight: float = _FUSION.bm25_heading_weight
+    context_weight: float = _FUSION.bm25_context_weight
+    content_weight: float = _FUSION.bm25_content_weight
 
     @property
     def weights(self) -> tuple[float, float, float]:
@@ -36,14 +42,14 @@ class FusionSettings:
 
 @attrs.frozen
 class MmrSettings:
-    lambda_: float = 0.7
-    same_doc_penalty: float = 0.0
+    lambda_: float = _MMR.lambda_
+    same_doc_penalty: float = _MMR.same_doc_penalty
 
 
 @attrs.frozen
 class ParentSettings:
-    whole_doc_threshold_tokens: int = 100
-    max_expanded_tokens: int = 2000
+    whole_doc_threshold_tokens: int = _PARENT.whole_doc_threshold_tokens
+    max_expanded_tokens: int = _PARENT.max_expanded_tokens
 
 
 @attrs.frozen
@@ -53,7 +59,7 @@ class SearchRequest:
     query: str
     limit: int = 5
     filters: SearchFilters = attrs.field(factory=SearchFilters)
-    min_confidence_ratio: float = 1.5
+    min_confidence_ratio: float = _SEARCH.min_confidence_ratio
     ratio_given: bool = False  # R6.54: echoed in filter_applied only when it came with the call
     fusion: FusionSettings = attrs.field(factory=FusionSettings)
     legs: tuple[str, ...] = ("fts", "vector", "cjk")

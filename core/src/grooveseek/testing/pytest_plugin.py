@@ -1,11 +1,14 @@
-"""The ``grooveseek`` pytest plugin (entry point ``pytest11``): fixtures for plugin tests (SPEC R3.10).
+"""The ``grooveseek`` pytest plugin (entry point ``pytest11``): fixtures for plugin tests (SPEC R3.10)
+and for this repository's own tests.
 
 pytest imports this module in every run in an environment where GrooveSeek is installed, so it
 imports nothing beyond pytest at module level; each fixture imports what it needs when used.
+Everything a fixture opens (stores, services, server processes) is closed when the test ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,9 +16,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from ..app import App
+    from ..config.model import GrooveConfig
+    from ..interfaces import Embedder, Parser, Reranker
+    from ..service import KBService
+    from ..store.store import Store
     from .checks import RecordingParseContext
     from .fake import FakeEmbedder
     from .roundtrip import RoundTrip
+    from .servers import HttpServer, StdioSession
 
 
 @pytest.fixture
@@ -80,3 +89,98 @@ def plugin_roundtrip(tmp_path: Path) -> Iterator[Callable[..., RoundTrip]]:
     yield make
     for trip in opened:
         trip.close()
+
+
+@pytest.fixture
+def temp_store(tmp_path: Path) -> Iterator[Callable[[int], Store]]:
+    """Factory: ``temp_store(dimension)`` opens a new empty index in a temporary folder with its
+    vector table declared at ``dimension``; every store it opened is closed after the test."""
+    from .apps import open_temp_store
+
+    opened: list[Store] = []
+
+    def make(dimension: int = 16) -> Store:
+        folder = tmp_path / f"store-{len(opened)}"
+        folder.mkdir()
+        opened.append(open_temp_store(folder, dimension))
+        return opened[-1]
+
+    yield make
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def make_app() -> Callable[..., App]:
+    """``make_app(kb, config=None, *, embedder=None, parsers=None, rerankers=None)``: an App over
+    ``kb`` with the config's real parsers and the fake embedder (see ``grooveseek.testing.apps``)."""
+    from .apps import make_app as build
+
+    return build
+
+
+@pytest.fixture
+def make_service() -> Iterator[Callable[..., KBService]]:
+    """``make_service(kb, config=None, *, embedder=None, ...)``: a KBService over ``make_app``'s App,
+    closed after the test."""
+    from .apps import make_service as build
+
+    opened: list[KBService] = []
+
+    def make(
+        kb: Path,
+        config: GrooveConfig | None = None,
+        embedder: Embedder | None = None,
+        *,
+        parsers: Mapping[str, Parser] | None = None,
+        rerankers: Mapping[str, Reranker] | None = None,
+        log: Callable[[str], None] | None = None,
+        model_permits: int | None = None,
+        max_idle_readers: int | None = None,
+    ) -> KBService:
+        service = build(
+            kb,
+            config,
+            embedder=embedder,
+            parsers=parsers,
+            rerankers=rerankers,
+            log=log,
+            model_permits=model_permits,
+            max_idle_readers=max_idle_readers,
+        )
+        opened.append(service)
+        return service
+
+    yield make
+    for service in opened:
+        service.close()
+
+
+@pytest.fixture
+def mcp_http_server() -> Iterator[Callable[..., HttpServer]]:
+    """Factory: ``mcp_http_server(config_path, *extra_args)`` runs ``groove serve --transport http
+    --port 0 --no-watch`` for that config and returns it once ``/healthz`` answers; stopped after
+    the test."""
+    from .servers import serve_http
+
+    with contextlib.ExitStack() as stack:
+
+        def start(config: Path, *extra: str) -> HttpServer:
+            return stack.enter_context(serve_http(config, *extra))
+
+        yield start
+
+
+@pytest.fixture
+def mcp_stdio_server(tmp_path: Path) -> Iterator[Callable[..., StdioSession]]:
+    """Factory: ``mcp_stdio_server(config_path, *extra_args)`` runs ``groove serve`` over stdio and
+    returns an initialised session (stderr in a file under ``tmp_path``); stopped after the test."""
+    from .servers import serve_stdio
+
+    logs = iter(tmp_path / f"stdio-{n}.log" for n in range(1_000))
+    with contextlib.ExitStack() as stack:
+
+        def start(config: Path, *extra: str) -> StdioSession:
+            return stack.enter_context(serve_stdio(config, next(logs), *extra))
+
+        yield start

@@ -1,0 +1,58 @@
+"""The fingerprint of an eval run (R10.15): what makes two runs' figures comparable.
+
+Optional parts appear only when they are on, so a run at the defaults has the short fingerprint;
+"at the defaults" means the config model's defaults, which ``search.request`` also takes its
+settings' defaults from, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..search.query import FTS_QUERY_VERSION
+from ..search.request import FusionSettings, SearchRequest
+from .golden import GoldenSet
+from .metrics import METRIC_VERSION
+
+
+def fingerprint(
+    *,
+    model: str,
+    reranker: str | None,
+    request: SearchRequest,
+    golden: GoldenSet,
+    ks: tuple[int, ...],
+    legs: str,
+    context_mode: str | None,
+) -> dict[str, Any]:
+    """R10.15 for one run: ``model`` is the embedder identity, ``reranker`` the reranker id (used
+    only when the request reranks), ``legs`` the leg set's name and ``context_mode`` the index's."""
+    out: dict[str, Any] = {
+        "model": model,
+        "reranker": reranker if request.rerank else None,
+        "limit": request.limit,
+        "k_values": list(ks),
+        "golden_hash": golden.sha256,
+        "metric_version": METRIC_VERSION,
+        "fts_query_version": FTS_QUERY_VERSION,
+    }
+    if request.mmr is not None:
+        out["mmr"] = {"lambda": request.mmr.lambda_, "same_doc_penalty": request.mmr.same_doc_penalty}
+    if request.parent is not None:
+        out["parent_retriever"] = {
+            "whole_doc_threshold_tokens": request.parent.whole_doc_threshold_tokens,
+            "max_expanded_tokens": request.parent.max_expanded_tokens,
+        }
+    fusion = request.fusion
+    if fusion != FusionSettings():
+        out["fusion"] = {
+            "rrf_k": fusion.rrf_k,
+            "heading": fusion.heading_weight,
+            "context": fusion.context_weight,
+            "content": fusion.content_weight,
+        }
+    if context_mode == "static":  # the index's mode, not the config's (R10.15)
+        out["context_mode"] = "static"
+    if legs != "hybrid":
+        out["legs"] = legs
+    return out
