@@ -22,7 +22,14 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
-MEMBERS = ["core", "plugins/groove-md", "plugins/groove-txt", "plugins/groove-fastembed", "."]
+MEMBERS = [
+    "core",
+    "plugins/groove-md",
+    "plugins/groove-txt",
+    "plugins/groove-fastembed",
+    "plugins/groove-use",
+    ".",
+]
 
 
 def _inputs_digest() -> str:
