@@ -52,9 +52,9 @@ def install() -> None:
     pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
     editable = [arg for m in MEMBERS for arg in ("-e", str(ROOT / m))]
-    subprocess.run(
-        pip + ["-c", str(ROOT / "constraints.txt")] + editable + ["pytest", "hypothesis", "onnx"], check=True
-    )
+    # Test and lint tools, pinned by constraints.txt like everything else.
+    tools = ["pytest", "hypothesis", "onnx", "ruff", "mypy", "types-PyYAML"]
+    subprocess.run(pip + ["-c", str(ROOT / "constraints.txt")] + editable + tools, check=True)
     stamp.write_text(digest)
 
 
