@@ -12,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from grooveseek.errors import ModelError
-from grooveseek.config import GrooveConfig
-from grooveseek.plugins import PluginSelection, load_plugins
-from grooveseek.registry import Registry
 from groove_use import embedder as use_embedder
 from groove_use.embedder import MAX_INPUT_CHARS, UseEmbedder
+
+from grooveseek.config import GrooveConfig
+from grooveseek.errors import ModelError
+from grooveseek.plugins import PluginSelection, load_plugins
+from grooveseek.registry import Registry
 
 REFERENCE = json.loads((Path(__file__).parent / "reference.json").read_text(encoding="utf-8"))
 SENTENCES = [s["text"] for s in REFERENCE["sentences"]]

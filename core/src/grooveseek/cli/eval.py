@@ -21,6 +21,7 @@ from ..app import App, build_app
 from ..console import echo_err
 from ..errors import GrooveError, ReadRefused
 from ..eval import METRIC_VERSION, EvalError, EvalRun
+from ..eval.fusion_report import collect, fusion_rows, render_fusion_text
 from ..eval.golden import GoldenSet, missing_golden_message, parse_golden
 from ..eval.report import render_json, render_text
 from ..eval.runner import effective_limit, normalize_k_values, run_eval
@@ -33,6 +34,7 @@ from ..fsread import (
     read_bound,
 )
 from ..index.guard import open_for_search
+from ..search.fusion import fusion_fingerprint
 from ..search.pipeline import run_search
 from ..search.query import FTS_QUERY_VERSION, compile_query
 from ..search.request import MAX_LIMIT, FusionSettings, SearchRequest, clamp_limit, resolve_request
@@ -154,15 +156,27 @@ def _fingerprint(app: App, request: SearchRequest, golden: GoldenSet, ks: tuple[
             "context": fusion.context_weight,
             "content": fusion.content_weight,
         }
+    # Issue 11: the RRF leg weights, and the rule that sets the vector weight from the embedder's
+    # languages, are always part of the fingerprint, so runs under other weights never compare equal.
+    fingerprint["leg_weights"] = fusion_fingerprint(fusion.explicit_leg_weights, app.embedder.languages)
     if legs != "hybrid":
         fingerprint["legs"] = legs
     return fingerprint
 
 
 def _run(
-    app: App, golden: GoldenSet, ks: tuple[int, ...], run_limit: int, legs: str, stages: Mapping[str, Any]
+    app: App,
+    golden: GoldenSet,
+    ks: tuple[int, ...],
+    run_limit: int,
+    legs: str,
+    stages: Mapping[str, Any],
+    explains: dict[str, list[dict[str, Any]]] | None = None,
 ) -> EvalRun:
-    """Build the one request every query shares, its fingerprint, and run the golden set."""
+    """Build the one request every query shares, its fingerprint, and run the golden set.
+
+    With ``explains`` (``--explain-fusion``) every search also explains its hits, collected per query id.
+    """
     rerank = app.reranker is not None  # only ever set from --reranker here (R10.4)
     base = resolve_request(
         app.config,
@@ -173,16 +187,21 @@ def _run(
         rerank=rerank,
         reranker_loaded=rerank,
         warn=lambda m: echo_err(f"warning: {m}"),
+        explain=explains is not None,
         **stages,
     )
     fingerprint = _fingerprint(app, base, golden, ks, legs)
+    ids = {q.query: q.id for q in golden.queries}
     store = open_for_search(app.db, app.kb, app.embedder)
     try:
 
         def search(query: str, n: int):
             # R10.4: no filters (the quality filter is off too); the reranker only from --reranker.
             request = attrs.evolve(base, query=query, limit=clamp_limit(n))
-            return run_search(store, app.embedder, request, reranker=app.reranker).results
+            results = run_search(store, app.embedder, request, reranker=app.reranker).results
+            if explains is not None:
+                explains[ids[query]] = collect(results)
+            return results
 
         return run_eval(
             golden,
@@ -217,6 +236,11 @@ def _run(
     show_default=True,
     help="Retrieval legs to run (fts or vector alone for ablations).",
 )
+@click.option(
+    "--explain-fusion",
+    is_flag=True,
+    help="Also show, per query, each leg's rank, weight and RRF share of the top hits.",
+)
 @click.option("--no-color", is_flag=True, help="No colour in the text report.")
 @format_option(("text", "json"), "text")
 @click.pass_context
@@ -234,6 +258,7 @@ def eval_command(
     mmr_same_doc_penalty: float | None,
     parent_retriever: bool | None,
     legs: str,
+    explain_fusion: bool,
     no_color: bool,
     fmt: str,
 ) -> None:
@@ -261,12 +286,16 @@ def eval_command(
         "mmr_same_doc_penalty": mmr_same_doc_penalty,
         "parent_retriever": parent_retriever,
     }
-    run = _run(app, golden_set, ks, run_limit, legs, stages)
+    explains: dict[str, list[dict[str, Any]]] | None = {} if explain_fusion else None
+    run = _run(app, golden_set, ks, run_limit, legs, stages, explains)
     if fmt == "json":
-        click.echo(render_json(run))
+        extra = None if explains is None else {"explain_fusion": fusion_rows(golden_set, explains)}
+        click.echo(render_json(run, extra))
     else:
         click.echo(
             render_text(
                 run, model=app.embedder.identity, reranker=run.fingerprint["reranker"], color=not no_color
             )
         )
+        if explains is not None:
+            click.echo(render_fusion_text(golden_set, explains))

@@ -92,6 +92,11 @@ class FusionConfig:
     bm25_heading_weight: float = 2.0
     bm25_context_weight: float = 1.0
     bm25_content_weight: float = 1.0
+    # Weighted RRF (docs/retrieval.md): None keeps the built-in weight, 1.0, and for the vector leg
+    # the CJK-query rule driven by Embedder.languages; a number replaces both.
+    fts_weight: float | None = None
+    vector_weight: float | None = None
+    cjk_weight: float | None = None
 
 
 @attrs.frozen

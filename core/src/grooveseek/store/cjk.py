@@ -1,4 +1,4 @@
-"""SQL for the CJK short-word leg: the bigram FTS table and its ranked query (design; docs/retrieval.md).
+"""SQL for the CJK bigram leg: the bigram FTS table and its ranked query (design; docs/retrieval.md).
 
 Mixed into ``Store``; ``self.conn`` is its apsw connection. Rows are written with the chunk in
 ``documents.py``; filters reuse ``Queries._filter_sql`` so this leg is filtered like the others.
@@ -22,10 +22,15 @@ class CjkQueries:
     def cjk_candidates(
         self, terms: Sequence[str], limit: int, weights: tuple[float, float, float], filters: SearchFilters
     ) -> list[tuple[int, float]]:
-        """(chunk id, bm25) for chunks holding any of the bigram ``terms``, best first."""
+        """(chunk id, bm25) for chunks holding any of the bigram ``terms``, best first.
+
+        A one-character term is a prefix query, so it matches every bigram that starts with it.
+        """
         if not terms:
             return []
-        expression = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        expression = " OR ".join(
+            '"' + t.replace('"', '""') + '"' + (" *" if len(t) == 1 else "") for t in terms
+        )
         where, params = self._filter_sql(filters)  # type: ignore[attr-defined]
         sql = (
             "select f.rowid, bm25(fts_cjk, ?, ?, ?) as rank from fts_cjk f "

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 import apsw
 import numpy as np
 
-from ..cjk import bigram_text
+from ..cjk import bigram_text, fold
 from ..types import Chunk
 from .records import DocumentRecord, _now, _vec_blob
-from .schema import vec_table_sql
+from .schema import fill_fts, vec_table_sql
 
 
 class DocumentWrites:
@@ -110,7 +110,7 @@ class DocumentWrites:
                 chunk_id = self.conn.last_insert_rowid()
                 self.conn.execute(
                     "insert into fts_chunks(rowid, heading, context, content) values (?,?,?,?)",
-                    (chunk_id, chunk.heading or "", chunk.context, chunk.content),
+                    (chunk_id, fold(chunk.heading or ""), fold(chunk.context), fold(chunk.content)),
                 )
                 self.conn.execute(
                     "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
@@ -171,18 +171,4 @@ class DocumentWrites:
     def repair_fts(self) -> int:
         """Insert FTS rows for chunks that lack one (R4.15 step 6); returns how many were added."""
         with self.conn:
-            self.conn.execute(
-                "insert into fts_chunks(rowid, heading, context, content) "
-                "select c.id, coalesce(c.heading, ''), c.context, c.content from chunks c "
-                "where c.id not in (select rowid from fts_chunks)"
-            )
-            added = self.conn.changes()
-            rows = self.conn.execute(
-                "select id, coalesce(heading, ''), context, content from chunks "
-                "where id not in (select rowid from fts_cjk)"
-            ).fetchall()
-            self.conn.executemany(
-                "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
-                [(cid, bigram_text(h), bigram_text(c), bigram_text(t)) for cid, h, c, t in rows],
-            )
-            return added + len(rows)
+            return fill_fts(self.conn, only_missing=True)

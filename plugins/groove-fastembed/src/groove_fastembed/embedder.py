@@ -56,6 +56,7 @@ class FastEmbedEmbedder(Embedder):
         self.identity = spec.id  # R5.3: the bare model id
         self.dimension = spec.dimension
         self.batch_size = spec.batch_size
+        self.languages = spec.languages
         self._config_cache_dir = cache_dir
         self._env = env  # None: read os.environ when the model is loaded
         self._threads = threads

@@ -35,6 +35,8 @@ class ModelSpec:
     additional_files: tuple[str, ...] = ()
     packaged: bool = False
     notes: str = ""
+    #: ``Embedder.languages``: fusion lowers the vector leg of an ``("en",)`` model for CJK queries.
+    languages: tuple[str, ...] = ("en",)
 
     def download_recipe(self, cache_dir: str) -> str | None:
         """The ``hf download`` command that pre-fills ``cache_dir`` (R5.8), or None when packaged.
@@ -89,6 +91,7 @@ MODELS: dict[str, ModelSpec] = {
             additional_files=("onnx/model.onnx_data", "onnx/Constant_7_attr__value"),
             native=False,
             notes="multilingual (recommended for Japanese); ~2 GB RAM; slower",
+            languages=("multilingual",),
         ),
         ModelSpec(
             id="minilm-l6-int8",

@@ -108,7 +108,9 @@ class UseEmbedder(Embedder):
                 batch = [t[:MAX_INPUT_CHARS] for t in texts[start : start + step]]
                 out[start : start + len(batch)] = model.encode(batch)
         except Exception as exc:  # an inference failure is a model error, not a traceback
-            raise ModelError(f'embedding model "{self.id}" failed to embed {len(texts)} texts: {exc}') from exc
+            raise ModelError(
+                f'embedding model "{self.id}" failed to embed {len(texts)} texts: {exc}'
+            ) from exc
         return _unit_rows(out, self.id)
 
     def embed_query(self, text: str) -> np.ndarray:
