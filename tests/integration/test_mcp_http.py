@@ -303,8 +303,9 @@ def test_mcp_over_http_end_to_end(served: Served, kb: IndexedKB) -> None:
 
             async def tool(name: str, args: dict) -> Any:
                 result = await client.call_tool(name, args)
-                assert not result.is_error
-                return json.loads(result.content[0].text)
+                value = json.loads(result.content[0].text)
+                assert result.is_error == ("error" in value), (result.is_error, value)  # R7.3 amended
+                return value
 
             hits = (await tool("search", {"query": "watcher debounce rebuild", "limit": 2}))["results"]
             assert (

@@ -83,6 +83,15 @@ class Embedder(ABC):
         accepts everything, so plugins written before this hook keep working unchanged.
         """
 
+    def available_offline(self) -> bool:
+        """True when ``load()`` needs no download: the model is packaged, already cached, or remote.
+
+        The model guard offers "rebuild the index with this model" only when this is True, so a
+        user is never told to throw away a working index for a model they do not have. Cheap: it
+        must not load or download anything. Optional: the default says True.
+        """
+        return True
+
     def load(self) -> None:
         """Load the model now (so start-up pays the cost and reports failures early)."""
 

@@ -45,6 +45,7 @@ from .options import (
     effective_config_path,
     finite,
     format_option,
+    index_path_of,
     kb_option,
     model_option,
 )
@@ -171,11 +172,11 @@ def _run(
     run_limit: int,
     legs: str,
     stages: Mapping[str, Any],
-    explains: dict[str, list[dict[str, Any]]] | None = None,
+    explains: list[list[dict[str, Any]]] | None = None,
 ) -> EvalRun:
     """Build the one request every query shares, its fingerprint, and run the golden set.
 
-    With ``explains`` (``--explain-fusion``) every search also explains its hits, collected per query id.
+    With ``explains`` (``--explain-fusion``) every search also explains its hits, one list per query.
     """
     rerank = app.reranker is not None  # only ever set from --reranker here (R10.4)
     base = resolve_request(
@@ -191,8 +192,7 @@ def _run(
         **stages,
     )
     fingerprint = _fingerprint(app, base, golden, ks, legs)
-    ids = {q.query: q.id for q in golden.queries}
-    store = open_for_search(app.db, app.kb, app.embedder)
+    store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
 
         def search(query: str, n: int):
@@ -200,7 +200,7 @@ def _run(
             request = attrs.evolve(base, query=query, limit=clamp_limit(n))
             results = run_search(store, app.embedder, request, reranker=app.reranker).results
             if explains is not None:
-                explains[ids[query]] = collect(results)
+                explains.append(collect(results))  # run_eval runs the golden queries in order
             return results
 
         return run_eval(
@@ -274,6 +274,7 @@ def eval_command(
         kb_path,
         model=model,
         reranker="none" if reranker is None else reranker,
+        index_path=index_path_of(ctx),
     )
     cfg = app.config
     ks, run_limit = _bounded(
@@ -286,7 +287,7 @@ def eval_command(
         "mmr_same_doc_penalty": mmr_same_doc_penalty,
         "parent_retriever": parent_retriever,
     }
-    explains: dict[str, list[dict[str, Any]]] | None = {} if explain_fusion else None
+    explains: list[list[dict[str, Any]]] | None = [] if explain_fusion else None
     run = _run(app, golden_set, ks, run_limit, legs, stages, explains)
     if fmt == "json":
         extra = None if explains is None else {"explain_fusion": fusion_rows(golden_set, explains)}

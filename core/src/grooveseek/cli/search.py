@@ -17,6 +17,7 @@ from .options import (
     effective_config_path,
     finite,
     format_option,
+    index_path_of,
     kb_option,
     model_option,
 )
@@ -147,7 +148,13 @@ def search_command(
     finite("--mmr-lambda", mmr_lambda, low=0.0, high=1.0)
     finite("--mmr-same-doc-penalty", mmr_same_doc_penalty, low=0.0, high=1.0)
     field_map, field_not_map = _fields(fields, "--field"), _fields(fields_not, "--field-not")
-    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model, reranker=reranker)
+    app = build_app(
+        effective_config_path(ctx, config_path),
+        kb_path,
+        model=model,
+        reranker=reranker,
+        index_path=index_path_of(ctx),
+    )
     cfg = app.config
     threshold = cfg.quality_filter.effective_threshold
     if include_low_quality:
@@ -181,7 +188,7 @@ def search_command(
         explain=explain,
         warn=lambda m: echo_err(f"warning: {m}"),
     )
-    store = open_for_search(app.db, app.kb, app.embedder)
+    store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
         response = run_search(store, app.embedder, request, reranker=app.reranker)
     finally:

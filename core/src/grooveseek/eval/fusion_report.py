@@ -24,10 +24,10 @@ def collect(hits: Sequence[Hit]) -> list[dict[str, Any]]:
     return [{"path": h.path, "heading": h.heading, "explain": dict(h.explain or {})} for h in hits]
 
 
-def fusion_rows(golden: GoldenSet, explains: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def fusion_rows(golden: GoldenSet, explains: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per golden query, in order; ``explains`` holds each query's ``collect`` in the same order."""
     rows = []
-    for query in golden.queries:
-        hits = explains.get(query.id, [])
+    for query, hits in zip(golden.queries, explains, strict=True):
         out_hits = []
         for rank, hit in enumerate(hits, start=1):
             relevant = any(matches(hit["path"], hit["heading"], e) for e in query.expected)
@@ -52,7 +52,7 @@ def _leg_cell(leg: str, info: Mapping[str, Any] | None) -> str:
     return f"{leg} #{info['rank']} w{info['weight']:g} +{info['rrf']:.4f}"
 
 
-def render_fusion_text(golden: GoldenSet, explains: Mapping[str, list[dict[str, Any]]]) -> str:
+def render_fusion_text(golden: GoldenSet, explains: Sequence[list[dict[str, Any]]]) -> str:
     """Per query: the rule in force, then the top hits with each leg's rank, weight and RRF share."""
     lines = ["Fusion per query (* = an expected chunk; leg #rank w<weight> +<w/(k+rank)>):"]
     for row in fusion_rows(golden, explains):

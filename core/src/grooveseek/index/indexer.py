@@ -31,7 +31,7 @@ from ..store.store import AWAITING_REPARSE, DocumentRecord, Store, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
 from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
 from ..walker import Collected, IgnoreRules, WalkPolicy, collect, load_grooveignore
-from .guard import check_model, record_model
+from .guard import ModelChoice, check_folder, check_model, record_folder, record_model
 from .report import Reporter
 
 EMBED_BATCH_CHUNKS = 64
@@ -108,8 +108,10 @@ class Indexer:
         registry: Registry,
         embedder: Embedder,
         reporter: Reporter,
+        choice: ModelChoice | None = None,
     ) -> None:
         self.kb = kb
+        self.choice = choice  # who named the model, for the mismatch message
         self.store = store
         self.config = config
         self.registry = registry
@@ -128,8 +130,9 @@ class Indexer:
     def run(self, options: IndexOptions) -> IndexSummary:
         started = time.monotonic()
         self.reporter.stage(f"Indexing {self.kb}...")
-        if not options.force:
-            check_model(self.store, self.embedder, self.kb)
+        if not options.force:  # --force rebuilds the index for this folder, wherever it was built
+            check_folder(self.store, self.kb)
+            check_model(self.store, self.embedder, self.kb, self.choice)
         self.embedder.load()
         if options.force:
             self.embedder.probe_before_reset()
@@ -137,6 +140,7 @@ class Indexer:
         else:
             self._settle_context_mode()
             record_model(self.store, self.embedder, self._context_mode())
+        record_folder(self.store, self.kb)  # also migrates an index that recorded no folder
         self.store.repair_fts()
         walk = self._walk()
         # Paths this run can speak for: collected ones, and not those under a directory that could

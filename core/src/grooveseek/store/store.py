@@ -31,6 +31,7 @@ __all__ = [
     "HitRow",
     "Store",
     "StoredDoc",
+    "peek_meta",
     "remove_index_files",
 ]
 
@@ -144,6 +145,26 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
         if self.vec_dimension() is None:
             with self.conn:
                 self.conn.execute(vec_table_sql(dimension))
+
+
+def peek_meta(db_path: Path, key: str) -> str | None:
+    """One ``index_meta`` value, read without changing the file (not even to WAL); None when there
+    is no index there or it cannot be read, which the command's own open then reports."""
+    if not os.path.isfile(db_path):
+        return None
+    try:
+        conn = connect_for_check(db_path)
+    except StoreError:
+        return None
+    try:
+        if "index_meta" not in _table_names(conn):
+            return None
+        rows = conn.execute("select value from index_meta where key=?", (key,)).fetchall()
+        return rows[0][0] if rows else None
+    except apsw.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def _table_names(conn: apsw.Connection) -> set[str]:
