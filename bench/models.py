@@ -35,6 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = {"npm-docs": "npm-docs.yml", "js-primer": "js-primer.yml", "jsquad-valid": "jsquad-valid-300.yml"}
 FETCH = 50  # pipeline.pool_sizes(10) per-leg fetch
 K = 10
+#: The (fts, vector, cjk) weights the grid always prints, whatever ranks best on one set.
+CANDIDATES = ((1.0, 1.0, 1.0), (1.0, 0.5, 1.0), (1.0, 0.5, 1.5), (1.0, 0.25, 1.0), (0.5, 0.5, 1.0))
 
 
 class TimedEmbedder:
@@ -55,13 +57,13 @@ class TimedEmbedder:
             self.seconds += time.perf_counter() - start
 
 
-def index(model: str, corpus: str, shared: Path, reuse: bool):
+def index(model: str, corpus: str, shared: Path, reuse: bool, root: Path):
     from grooveseek.app import build_app
     from grooveseek.index.guard import open_for_index
     from grooveseek.index.indexer import Indexer, IndexOptions
     from grooveseek.index.report import Reporter
 
-    work = ROOT / "bench" / "work" / "models" / model / corpus
+    work = root / model / corpus
     reuse = reuse and (work / ".groove.db").exists()
     if not reuse:
         shutil.rmtree(work, ignore_errors=True)
@@ -169,7 +171,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--models", nargs="*", default=["minilm-l6-int8", "use-multilingual-v3"])
     parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
     parser.add_argument("--grid", action="store_true", help="also score a grid of leg weights")
-    parser.add_argument("--reuse", action="store_true", help="reuse bench/work/models indexes")
+    parser.add_argument("--reuse", action="store_true", help="reuse the indexes under --work")
+    parser.add_argument("--work", default=str(ROOT / "bench" / "work" / "models"), help="where indexes live")
     args = parser.parse_args(argv)
     from grooveseek.eval.golden import parse_golden
 
@@ -186,7 +189,7 @@ def main(argv: list[str]) -> int:
         goldens[corpus] = (parse_golden(gpath.read_bytes(), str(gpath)), query_types(gpath))
     for model in args.models:
         for corpus in args.corpora:
-            app, summary, wall, embed = index(model, corpus, shared, args.reuse)
+            app, summary, wall, embed = index(model, corpus, shared, args.reuse, Path(args.work))
             languages[model] = tuple(app.embedder.languages)
             n = summary.total_chunks
             print(
@@ -262,10 +265,11 @@ def grid(args, rankings, corpus, golden) -> None:
                         legs = rankings[(model, corpus)][qi]
                         total += ndcg(fuse(legs, {"fts": wf, "vector": wv, "cjk": wc}), q.expected)
                     rows.append((total / len(golden.queries), wf, wv, wc))
+        shown = {(wf, wv, wc): s for s, wf, wv, wc in rows}
         rows.sort(reverse=True)
-        best = ", ".join(f"({wf},{wv},{wc})={s:.3f}" for s, wf, wv, wc in rows[:4])
-        ones = next(s for s, wf, wv, wc in rows if (wf, wv, wc) == (1.0, 1.0, 1.0))
-        print(f"    {model}: equal={ones:.3f}; best {best}")
+        best = ", ".join(f"({wf},{wv},{wc})={s:.3f}" for s, wf, wv, wc in rows[:3])
+        fixed = ", ".join(f"{w}={shown[w]:.3f}" for w in CANDIDATES)
+        print(f"    {model}: {fixed}; best {best}")
 
 
 if __name__ == "__main__":

@@ -30,13 +30,17 @@ def test_runs_join_kanji_and_kana_as_the_text_has_them():
 
 def test_bigrams_cover_every_run_and_a_lone_character_is_its_own_token():
     assert bigram_text("東京都の天気") == "東京 京都 都の の天 天気"
-    assert bigram_text("猫 is here") == "猫"
-    assert bigram_text("ｵﾌﾞｼﾞｪｸﾄ") == "オブ ブジ ジェ ェク クト"  # half-width katakana folded first
+    assert (
+        bigram_text("猫 is here") == "猫  is here"
+    )  # the non-CJK rest is kept for unicode61    # half-width katakana is folded first
+    assert bigram_text("ｵﾌﾞｼﾞｪｸﾄ") == "オブ ブジ ジェ ェク クト"
 
 
 def test_query_bigrams_are_deduplicated_in_order_and_capped():
     assert query_bigrams("東京 天気 東京") == ["東京", "天気"]
-    assert query_bigrams("null 値") == ["値"]
+    assert query_bigrams("null 値") == ["null", "値"]
+    assert query_bigrams("Promise.all で") == ["promise", "all", "で"]
+    assert query_bigrams("plain english only") == []  # no kana or kanji: the trigram leg's query
     long_query = "".join(chr(0x4E00 + i) for i in range(200))
     assert len(query_bigrams(long_query)) == MAX_QUERY_BIGRAMS
 
@@ -57,8 +61,9 @@ def test_mostly_cjk_counts_letters_not_spaces_or_punctuation():
 @given(st.text(alphabet=st.sampled_from("東京都天気配列のコピー方法abc 。"), max_size=40))
 def test_every_bigram_is_a_substring_of_its_source(text):
     for gram in bigram_text(text).split():
-        assert 1 <= len(gram) <= 2 and gram in text
-        assert all(char_class(c) in ("kanji", "hiragana", "katakana") for c in gram)
+        assert gram in text
+        if any(char_class(c) in ("kanji", "hiragana", "katakana") for c in gram):
+            assert 1 <= len(gram) <= 2 and all(char_class(c) != "word" for c in gram)
 
 
 def _add(store: Store, emb: FakeEmbedder, path: str, texts: list[str]) -> None:
@@ -101,6 +106,15 @@ def test_full_width_text_is_found_by_an_ascii_query_and_keeps_its_content(store)
     response = run_search(s, emb, SearchRequest("npm", limit=1, legs=("fts",)))
     assert [h.path for h in response.results] == ["wide.md"]
     assert response.results[0].content == "ＮＰＭでパッケージを公開する"
+
+
+def test_a_japanese_querys_latin_word_ranks_in_the_bigram_leg(store):
+    s, emb = store
+    _add(s, emb, "spread.md", ["Spread構文でarrayをコピーする"])
+    response = run_search(s, emb, SearchRequest("spread の使い方", limit=2, legs=("cjk",)))
+    assert response.results[0].path == "spread.md"
+    a_query = run_search(s, emb, SearchRequest("a の", limit=5, legs=("cjk",)))  # "a" is no prefix query
+    assert "spread.md" not in [h.path for h in a_query.results]
 
 
 def test_two_character_query_gets_lexical_hits(store):

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from grooveseek.search.fusion import CJK_QUERY_VECTOR_FACTOR, fusion_fingerprint, leg_weights, rrf
+from grooveseek.search.fusion import (
+    CJK_QUERY_VECTOR_FACTOR,
+    DEFAULT_LEG_WEIGHTS,
+    fusion_fingerprint,
+    leg_weights,
+    rrf,
+)
 from grooveseek.search.pipeline import run_search
 from grooveseek.search.request import FusionSettings, SearchRequest
 from grooveseek.store.store import DocumentRecord, Store
@@ -28,7 +34,11 @@ def test_a_zero_weight_leg_adds_nothing():
 
 def test_english_embedder_loses_vector_weight_on_a_japanese_query():
     lw = leg_weights(AUTO, ("en",), "配列の要素を削除する", lexical_hits=True)
-    assert lw.weights == {"fts": 1.0, "vector": CJK_QUERY_VECTOR_FACTOR, "cjk": 1.0}
+    assert lw.weights == {
+        **DEFAULT_LEG_WEIGHTS,
+        "vector": DEFAULT_LEG_WEIGHTS["vector"] * CJK_QUERY_VECTOR_FACTOR,
+    }
+    assert CJK_QUERY_VECTOR_FACTOR < 1
     assert lw.rule is not None and "cjk-query" in lw.rule
 
 
@@ -38,27 +48,27 @@ def test_english_embedder_loses_vector_weight_on_a_japanese_query():
 )
 def test_full_vector_weight_when_the_model_reads_the_query(languages, query):
     lw = leg_weights(AUTO, languages, query, lexical_hits=True)
-    assert lw.weights == {"fts": 1.0, "vector": 1.0, "cjk": 1.0} and lw.rule is None
+    assert lw.weights == DEFAULT_LEG_WEIGHTS and lw.rule is None
 
 
 def test_a_cjk_query_with_no_lexical_hits_keeps_its_vector_leg():
     lw = leg_weights(AUTO, ("en",), "配列の要素を削除する", lexical_hits=False)
-    assert lw.weights["vector"] == 1.0 and "no-lexical-hits" in (lw.rule or "")
+    assert lw.weights["vector"] == DEFAULT_LEG_WEIGHTS["vector"] and "no-lexical-hits" in (lw.rule or "")
 
 
 def test_explicit_weights_replace_the_rule():
     explicit = {"fts": 2.0, "vector": 0.8, "cjk": None}
     lw = leg_weights(explicit, ("en",), "配列の要素を削除する", lexical_hits=True)
-    assert lw.weights == {"fts": 2.0, "vector": 0.8, "cjk": 1.0} and lw.rule is None
+    assert lw.weights == {"fts": 2.0, "vector": 0.8, "cjk": DEFAULT_LEG_WEIGHTS["cjk"]} and lw.rule is None
 
 
 def test_fingerprint_names_the_rule_only_where_it_can_apply():
     assert fusion_fingerprint(AUTO, ("en",))["cjk_query_vector_factor"] == CJK_QUERY_VECTOR_FACTOR
     assert fusion_fingerprint(AUTO, ("multilingual",))["cjk_query_vector_factor"] is None
-    assert fusion_fingerprint({**AUTO, "vector": 0.5}, ("en",)) == {
+    assert fusion_fingerprint({**AUTO, "vector": 0.7}, ("en",)) == {
         "fts": 1.0,
-        "vector": 0.5,
-        "cjk": 1.0,
+        "vector": 0.7,
+        "cjk": 1.5,
         "cjk_query_vector_factor": None,
     }
 
@@ -83,7 +93,8 @@ def test_the_pipeline_applies_and_explains_the_weights(store):
     assert top.path == "d0.md"
     assert top.explain["fusion_rule"].startswith("cjk-query-english-embedder")
     vector_hits = [h for h in response.results if "vector" in h.explain]
-    assert vector_hits and all(h.explain["vector"]["weight"] == CJK_QUERY_VECTOR_FACTOR for h in vector_hits)
+    expected = DEFAULT_LEG_WEIGHTS["vector"] * CJK_QUERY_VECTOR_FACTOR
+    assert vector_hits and all(h.explain["vector"]["weight"] == expected for h in vector_hits)
     for hit in response.results:
         shares = sum(leg["rrf"] for name, leg in hit.explain.items() if name in ("fts", "vector", "cjk"))
         assert shares == pytest.approx(hit.score)

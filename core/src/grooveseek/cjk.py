@@ -14,9 +14,12 @@ keeps the author's characters.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 CJK_SCRIPTS = ("kanji", "hiragana", "katakana")
+#: A word of the non-CJK rest, as unicode61 would cut it (letters and digits; "_" and "-" split).
+_WORD = re.compile(r"[^\W_]+")
 #: The most bigram terms one query sends to the bigram table (R6.16's bound: the cost of an OR query
 #: grows with its term count). 64 covers a 65-character unspaced sentence.
 MAX_QUERY_BIGRAMS = 64
@@ -69,21 +72,44 @@ def _grams(run: str) -> list[str]:
     return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+def _pieces(text: str) -> list[tuple[bool, str]]:
+    """``text`` split into maximal (is CJK, run) pieces, in order."""
+    pieces: list[tuple[bool, str]] = []
+    for ch in text:
+        cjk = char_class(ch) in CJK_SCRIPTS
+        if pieces and pieces[-1][0] == cjk:
+            pieces[-1] = (cjk, pieces[-1][1] + ch)
+        else:
+            pieces.append((cjk, ch))
+    return pieces
+
+
 def bigram_text(text: str) -> str:
-    """The space-separated tokens of ``text`` for the bigram table ("東京都の天気" → "東京 京都 都の ...")."""
-    return " ".join(g for run in cjk_runs(fold(text)) for g in _grams(run))
+    """The text the bigram table indexes: CJK runs as bigrams, everything else as it is.
+
+    ``東京都のJSON`` → ``東京 京都 都の JSON``. The table's unicode61 tokenizer turns the non-CJK
+    rest into words, so a Japanese query's Latin words and numbers (``Promise.all``, ``1964``) rank
+    in the same bm25 as its bigrams: plain bigram BM25 over the whole text, as the reference.
+    """
+    return " ".join(" ".join(_grams(piece)) if cjk else piece for cjk, piece in _pieces(fold(text)))
 
 
 def query_bigrams(text: str) -> list[str]:
-    """A query's bigram terms, de-duplicated in order and capped at ``MAX_QUERY_BIGRAMS``.
+    """A query's terms for the bigram table, de-duplicated in order and capped at ``MAX_QUERY_BIGRAMS``.
 
-    A one-character run (``値`` in ``null 値``) is returned as it is; the store matches it as a
-    prefix, which finds every bigram that starts with it.
+    Empty unless the query holds kanji or kana: an English query is the trigram leg's. Otherwise the
+    bigrams of its CJK runs and the lower-cased letter/digit words of the rest. A one-character run
+    (``値`` in ``null 値``) is returned as it is; the store matches it as a prefix, which finds every
+    bigram that starts with it.
     """
+    pieces = _pieces(fold(text))
+    if not any(cjk for cjk, _ in pieces):
+        return []
     seen: dict[str, None] = {}
-    for run in cjk_runs(fold(text)):
-        for gram in _grams(run):
-            seen.setdefault(gram, None)
+    for cjk, piece in pieces:
+        terms = _grams(piece) if cjk else [w.lower() for w in _WORD.findall(piece)]
+        for term in terms:
+            seen.setdefault(term, None)
     return list(seen)[:MAX_QUERY_BIGRAMS]
 
 

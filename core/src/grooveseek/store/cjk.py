@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import apsw
 
+from ..cjk import CJK_SCRIPTS, char_class
 from ..errors import StoreError
 from ..types import SearchFilters
 
@@ -24,12 +25,14 @@ class CjkQueries:
     ) -> list[tuple[int, float]]:
         """(chunk id, bm25) for chunks holding any of the bigram ``terms``, best first.
 
-        A one-character term is a prefix query, so it matches every bigram that starts with it.
+        A one-character kanji or kana term is a prefix query, so it matches every bigram that starts
+        with it; a word of the non-CJK rest matches that word.
         """
         if not terms:
             return []
         expression = " OR ".join(
-            '"' + t.replace('"', '""') + '"' + (" *" if len(t) == 1 else "") for t in terms
+            '"' + t.replace('"', '""') + '"' + (" *" if len(t) == 1 and char_class(t) in CJK_SCRIPTS else "")
+            for t in terms
         )
         where, params = self._filter_sql(filters)  # type: ignore[attr-defined]
         sql = (
