@@ -60,7 +60,8 @@ def test_hybrid_fuses_both_legs(indexed):
     store, emb = indexed
     response = run_search(store, emb, SearchRequest("apple pie", limit=3))
     assert response.results[0].path == "a/apple.md"
-    assert response.results[0].score == pytest.approx(2 / 61)
+    # Weighted RRF (docs/retrieval.md): rank 1 in the trigram leg (weight 1.0) and the vector leg (0.5).
+    assert response.results[0].score == pytest.approx(1.0 / 61 + 0.5 / 61)
 
 
 def test_filters_apply_to_both_legs(indexed):

@@ -224,12 +224,14 @@ def build_app(
     reranker: str | None = None,
     with_embedder: bool = True,
     index_path: str | None = None,
+    extra_parsers: tuple[str, ...] = (),
 ) -> App:
     """Validate config, plugins, model settings, the KB path and the index path; nothing is opened
     or loaded yet (the index may be peeked at, read-only, for the model it records).
 
     With ``with_embedder=False`` the embedder and reranker are still checked against installed
-    metadata, but neither imported nor validated (the command uses neither).
+    metadata, but neither imported nor validated (the command uses neither). ``extra_parsers`` are
+    loaded whatever ``[parsers].enabled`` says (``groove validate`` reads every ``.md`` file, R8.21).
     """
     loaded = load_checked_config(config_path)
     selection = plugin_selection(loaded.config, model=model, reranker=reranker)
@@ -241,6 +243,9 @@ def build_app(
     check_selection(loaded, selection)
     if not with_embedder:
         selection = attrs.evolve(selection, embedder=None, reranker=None)
+    if extra_parsers:
+        parsers = (*selection.parsers, *(p for p in extra_parsers if p not in selection.parsers))
+        selection = attrs.evolve(selection, parsers=parsers)
     _, registry = load_registry(loaded, selection)
     validate_models(selection, registry)  # after import, before any command opens the index
     if located is None:

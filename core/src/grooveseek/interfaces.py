@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, TypeAlias
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from .types import Chunk, ChunkSettings, ParseContext, ParsedDocument
 
 PLUGIN_API_VERSION = 1
+
+#: What an embedder returns: float32 rows (or one row for a query), unit length.
+FloatArray: TypeAlias = npt.NDArray[np.float32]
 
 
 class Parser(ABC):
@@ -96,11 +100,11 @@ class Embedder(ABC):
         """Load the model now (so start-up pays the cost and reports failures early)."""
 
     @abstractmethod
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         """Return an array of shape ``(len(texts), dimension)``, one row per text, in order."""
 
     @abstractmethod
-    def embed_query(self, text: str) -> np.ndarray:
+    def embed_query(self, text: str) -> FloatArray:
         """Return one vector of shape ``(dimension,)`` for a search query."""
 
     def probe_before_reset(self) -> None:

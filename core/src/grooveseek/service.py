@@ -46,7 +46,7 @@ from .interfaces import Embedder, Reranker
 from .search.pipeline import run_search
 from .search.query import compile_query
 from .search.request import SearchRequest
-from .store.store import Store
+from .store.interface import IndexStore
 from .types import IndexSummary, SearchResponse
 from .walker import WalkPolicy
 
@@ -294,7 +294,7 @@ class ReadPool:
         self.choice = choice
         self.max_idle = max_idle
         self._lock = threading.Lock()
-        self._idle: list[tuple[Store, tuple[int, int]]] = []
+        self._idle: list[tuple[IndexStore, tuple[int, int]]] = []
         self._closed = False
         self.opened = 0  # connections opened so far (for tests and the bench)
 
@@ -302,7 +302,7 @@ class ReadPool:
         """Fail fast, before a model call, when there is no index to read."""
         _file_identity(self.db, self.kb)
 
-    def acquire(self) -> tuple[Store, tuple[int, int]]:
+    def acquire(self) -> tuple[IndexStore, tuple[int, int]]:
         identity = _file_identity(self.db, self.kb)
         store = None
         with self._lock:
@@ -323,14 +323,14 @@ class ReadPool:
             raise
         return store, identity
 
-    def _open(self) -> Store:
+    def _open(self) -> IndexStore:
         store = open_for_search(self.db, self.kb, self.embedder, self.choice)
         store.make_reader(READER_MMAP_BYTES)
         with self._lock:
             self.opened += 1
         return store
 
-    def release(self, store: Store, identity: tuple[int, int], *, reusable: bool) -> None:
+    def release(self, store: IndexStore, identity: tuple[int, int], *, reusable: bool) -> None:
         # A connection still holding a read snapshot (a caller kept an unfinished cursor) is not
         # handed on: the next caller would read stale data, and checkpoints would stall behind it.
         # txn_state sees such a statement; in_transaction does not (autocommit mode).
@@ -402,7 +402,7 @@ class KBService:
 
     # -- reads ---------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def reader(self) -> Iterator[Store]:
+    def reader(self) -> Iterator[IndexStore]:
         """A read connection for one call; never waits for a writer (WAL snapshot)."""
         store, identity = self.pool.acquire()
         reusable = False
@@ -415,7 +415,7 @@ class KBService:
     def search(
         self,
         request: SearchRequest,
-        finish: Callable[[Store, SearchResponse], SearchResponse] | None = None,
+        finish: Callable[[IndexStore, SearchResponse], SearchResponse] | None = None,
     ) -> SearchResponse:
         """Run the pipeline; the query is embedded first, outside any database resource (R4.41).
 
@@ -436,7 +436,7 @@ class KBService:
 
     # -- writes --------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def writer(self) -> Iterator[Store]:
+    def writer(self) -> Iterator[IndexStore]:
         """The write connection under the write lock; closed (any transaction rolled back) on exit."""
         self._check_open()
         with self._write_lock:
@@ -454,7 +454,7 @@ class KBService:
                 raise RebuildRunning(time.monotonic() - self._rebuild_started)
             self._rebuild_started = time.monotonic()
 
-        def index_into(store: Store) -> IndexSummary:
+        def index_into(store: IndexStore) -> IndexSummary:
             reporter = Reporter(quiet=True, sink=self._log)
             indexer = Indexer(
                 self.app.kb,

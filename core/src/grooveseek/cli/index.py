@@ -10,7 +10,7 @@ from ..index.forced import run_forced
 from ..index.guard import discard_if_still_empty, open_for_index
 from ..index.indexer import Indexer, IndexOptions
 from ..index.report import Reporter
-from ..store.store import Store
+from ..store.interface import IndexStore
 from ..types import IndexSummary
 from .options import config_option, effective_config_path, index_path_of, kb_option, model_option
 
@@ -45,7 +45,7 @@ def index_command(
     load_kb_schema(app.kb)  # R1.6 / R4.15 step 1: a broken schema must not leave a database behind
     reporter = Reporter(quiet=quiet, progress=progress)
 
-    def index_into(store: Store) -> IndexSummary:
+    def index_into(store: IndexStore) -> IndexSummary:
         return Indexer(app.kb, store, app.config, app.registry, app.embedder, reporter, app.model_choice).run(
             IndexOptions(force=force)
         )

@@ -74,7 +74,7 @@ def dump_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-class BoolValue(click.ParamType):
+class BoolValue(click.ParamType[bool]):
     """R8.3: boolean flags take a value: true/false/1/0/yes/no, case-insensitive."""
 
     name = "BOOL"

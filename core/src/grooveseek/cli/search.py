@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import click
 
 from ..app import build_app
 from ..console import echo_err
 from ..index.guard import open_for_search
+from ..search.filters import quality_threshold
 from ..search.pipeline import run_search
 from ..search.request import resolve_request
 from ..types import SearchFilters, SearchResponse
@@ -23,7 +27,7 @@ from .options import (
 )
 
 
-def _explain_lines(explain: dict) -> list[str]:
+def _explain_lines(explain: Mapping[str, Any]) -> list[str]:
     parts = []
     for leg in ("fts", "vector", "cjk"):
         if leg in explain:
@@ -159,15 +163,10 @@ def search_command(
         index_path=index_path_of(ctx),
     )
     cfg = app.config
-    threshold = cfg.quality_filter.effective_threshold
-    if include_low_quality:
-        threshold = 0.0
-    elif min_quality is not None:
-        threshold = max(0.0, min(1.0, min_quality))
     filters = SearchFilters(
         category=category,
         topic=topic,
-        min_quality=threshold,
+        min_quality=quality_threshold(cfg, min_quality, include_low_quality),
         path_globs=path_globs or None,
         tags_any=_split_commas(tags_any),
         tags_all=_split_commas(tags_all),

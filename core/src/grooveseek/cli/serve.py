@@ -22,13 +22,13 @@ from ..config import parse_bind
 from ..console import echo_err
 from ..errors import GrooveError
 from ..index.guard import check_folder, check_model, discard_if_still_empty
-from ..store.store import Store
+from ..store.store import open_store
 from .options import BOOL, config_option, effective_config_path, index_path_of, kb_option, model_option
 
 log = logging.getLogger("grooveseek.serve")
 
 
-class BindAddress(click.ParamType):
+class BindAddress(click.ParamType[str]):
     """``<ipv4>:<port>`` or ``[<ipv6>]:<port>``; anything else is a usage error (R8.6)."""
 
     name = "ADDR"
@@ -57,7 +57,7 @@ def _open_index(app: App) -> tuple[int, str | None]:
     Returns the R4.44 figures (documents outside the active parser set, one example path).
     """
     created = not app.db.exists()
-    store = Store.open(app.db)  # an unusable file raises the R4.32 message
+    store = open_store(app.db)  # an unusable file raises the R4.32 message
     try:
         check_folder(store, app.kb)
         check_model(store, app.embedder, app.kb, app.model_choice)

@@ -52,7 +52,7 @@ def config_home(env: Mapping[str, str], home: Path) -> tuple[Path, list[str]]:
     Returns:
         ``$GROOVE_CONFIG_HOME`` when it is absolute, else ``<platform config dir>/groove``.
     """
-    warnings = []
+    warnings: list[str] = []
     override = env.get("GROOVE_CONFIG_HOME")
     if override:
         if os.path.isabs(override):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,8 @@ import attrs
 from ..config.resolve import DB_NAME
 from ..errors import GrooveError, IndexMissing, ModelError, StoreError
 from ..interfaces import Embedder
-from ..store.store import Store, remove_index_files
+from ..store.interface import IndexStore
+from ..store.store import open_store, remove_index_files
 
 KB_META = "kb_path"  # index_meta key: the KB folder, relative to the index file's folder
 
@@ -41,13 +43,14 @@ def replace_lock(db: Path) -> Iterator[None]:
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
-            import fcntl
+            if sys.platform == "win32":  # msvcrt locking is advisory enough for one host
+                import msvcrt
 
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except ImportError:  # Windows: msvcrt locking is advisory enough for one host
-            import msvcrt
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
 
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             raise StoreError(
                 f"{lock_path}: another process is replacing the index right now; wait for it to finish "
@@ -78,7 +81,7 @@ def discard_if_still_empty(db: Path) -> Iterator[None]:
 
 def _remove_if_empty(db: Path) -> None:
     try:
-        store = Store.open(db, create=False)
+        store = open_store(db, create=False)
     except (GrooveError, OSError):
         return  # not an index we can read: leave it for the user to see
     try:
@@ -90,16 +93,16 @@ def _remove_if_empty(db: Path) -> None:
             remove_index_files(db)
 
 
-def open_for_index(db: Path, *, force: bool) -> Store:
+def open_for_index(db: Path, *, force: bool) -> IndexStore:
     """Open or create the index for writing; with ``force`` replace a file that cannot be used (R4.33)."""
     try:
-        store = Store.open(db)
+        store = open_store(db)
     except StoreError:
         if not force:
             raise
         with replace_lock(db):
             remove_index_files(db)
-            store = Store.open(db)
+            store = open_store(db)
     try:
         store.require_writable()
     except BaseException:
@@ -158,7 +161,7 @@ def mismatch_message(
     )
 
 
-def check_model(store: Store, embedder: Embedder, kb: Path, choice: ModelChoice | None = None) -> None:
+def check_model(store: IndexStore, embedder: Embedder, kb: Path, choice: ModelChoice | None = None) -> None:
     """Refuse a runtime embedder that differs from the one the index records (R4.28, R4.29)."""
     recorded = store.meta("embedding_identity")
     recorded_dim = store.meta("embedding_dim")
@@ -174,7 +177,7 @@ def check_model(store: Store, embedder: Embedder, kb: Path, choice: ModelChoice 
         )
 
 
-def recorded_folder(store: Store) -> Path | None:
+def recorded_folder(store: IndexStore) -> Path | None:
     """The KB folder the index was built for, or None for an index from before it was recorded."""
     relative = store.meta(KB_META)
     if relative is None:
@@ -193,7 +196,7 @@ def folder_message(db: Path, recorded: Path, kb: Path) -> str:
     )
 
 
-def check_folder(store: Store, kb: Path) -> None:
+def check_folder(store: IndexStore, kb: Path) -> None:
     """Refuse an index built for another folder; an index that records none passes (migrated on
     its next write by ``record_folder``)."""
     recorded = recorded_folder(store)
@@ -201,7 +204,7 @@ def check_folder(store: Store, kb: Path) -> None:
         raise StoreError(folder_message(store.path, recorded, kb))
 
 
-def record_folder(store: Store, kb: Path) -> None:
+def record_folder(store: IndexStore, kb: Path) -> None:
     """Record ``kb`` relative to the index file's folder (absolute where no relative path exists,
     such as another drive on Windows). Also migrates an index written before this was recorded."""
     try:
@@ -212,7 +215,7 @@ def record_folder(store: Store, kb: Path) -> None:
         store.set_meta({KB_META: relative})
 
 
-def record_model(store: Store, embedder: Embedder, context_mode: str) -> None:
+def record_model(store: IndexStore, embedder: Embedder, context_mode: str) -> None:
     """First use of an empty index records what produced its vectors (R4.28)."""
     if store.meta("embedding_identity") is None:
         store.set_meta(
@@ -225,11 +228,11 @@ def record_model(store: Store, embedder: Embedder, context_mode: str) -> None:
     store.ensure_vec_table(embedder.dimension)
 
 
-def open_for_search(db: Path, kb: Path, embedder: Embedder, choice: ModelChoice | None = None) -> Store:
+def open_for_search(db: Path, kb: Path, embedder: Embedder, choice: ModelChoice | None = None) -> IndexStore:
     """Open an existing index for reading; run the folder and model guards before any model loads."""
     if not db.exists():
         raise IndexMissing(db, kb)
-    store = Store.open(db, create=False)
+    store = open_store(db, create=False)
     try:
         check_folder(store, kb)
         check_model(store, embedder, kb, choice)

@@ -23,14 +23,15 @@ from ..config.model import GrooveConfig
 from ..errors import GrooveError, ModelError, ParseError, ReadRefused
 from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
-from ..interfaces import Embedder, Parser
+from ..interfaces import Embedder, FloatArray, Parser
 from ..names import shown
 from ..quality import quality_score
 from ..registry import Registry
-from ..store.store import AWAITING_REPARSE, DocumentRecord, Store, StoredDoc
+from ..store.interface import IndexStore
+from ..store.store import AWAITING_REPARSE, DocumentRecord, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
 from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
-from ..walker import Collected, IgnoreRules, WalkPolicy, collect, load_grooveignore
+from ..walker import Collected, IgnoreRules, WalkPolicy, WalkResult, collect, load_grooveignore
 from .guard import ModelChoice, check_folder, check_model, record_folder, record_model
 from .report import Reporter
 
@@ -103,7 +104,7 @@ class Indexer:
     def __init__(
         self,
         kb: Path,
-        store: Store,
+        store: IndexStore,
         config: GrooveConfig,
         registry: Registry,
         embedder: Embedder,
@@ -196,7 +197,7 @@ class Indexer:
             self.contextual = recorded == "static"
 
     # -- walk and hash -------------------------------------------------------------------------
-    def _walk(self):
+    def _walk(self) -> WalkResult:
         policy = walk_policy(self.config, self.registry, load_grooveignore(self.kb, self.reporter.warn))
         walk = collect(self.kb, policy, self.reporter.warn)
         exts = ", ".join(sorted(self.registry.parsers))
@@ -442,7 +443,7 @@ class Indexer:
             self._flush()
 
     # -- embedding and writing -----------------------------------------------------------------
-    def _embed(self, batch: list[_Prepared]):
+    def _embed(self, batch: list[_Prepared]) -> FloatArray:
         texts = [t for p in batch for t in p.texts]
         try:
             return self.embedder.embed_documents(texts)

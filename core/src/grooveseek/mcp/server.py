@@ -95,7 +95,7 @@ def is_failure(value: Any) -> bool:
 def _text_result(value: Any) -> types.CallToolResult:
     """R7.3 (amended): one text item with the JSON; a failure keeps its ``{"error": ...}`` text and
     sets ``isError``, as the MCP specification asks, so clients that key on the flag see it."""
-    content = [types.TextContent(type="text", text=dump(value))]
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=dump(value))]
     return types.CallToolResult(content=content, is_error=is_failure(value))
 
 

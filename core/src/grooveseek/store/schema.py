@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import apsw
 
-from ..cjk import bigram_text, fold
+from .cjk import CjkTable
 
 PRODUCER = "grooveseek-python"
 FTS_TOKENIZER = "trigram case_sensitive 0 remove_diacritics 1"
@@ -51,36 +51,19 @@ def _m002_cjk_bigrams(conn: apsw.Connection) -> None:
         "create virtual table if not exists fts_cjk using fts5(heading, context, "
         "content, tokenize='unicode61')"
     )
-    rows = conn.execute(
-        "select id, coalesce(heading, ''), context, content from chunks where id not "
-        "in (select rowid from fts_cjk)"
-    ).fetchall()
-    conn.executemany(
-        "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
-        [(cid, bigram_text(h), bigram_text(c), bigram_text(t)) for cid, h, c, t in rows],
-    )
-
-
-def fill_fts(conn: apsw.Connection, *, only_missing: bool) -> int:
-    """Write both full-text rows of every chunk (or of those that lack them); returns rows written.
-
-    The trigram table gets NFKC-folded text and the bigram table the bigrams of it, the same text
-    ``replace_document`` writes, so a repaired or migrated row ranks like a freshly indexed one.
-    """
-    written = 0
-    for table, shape in (("fts_chunks", fold), ("fts_cjk", bigram_text)):
-        missing = f" where id not in (select rowid from {table})" if only_missing else ""
-        rows = conn.execute(f"select id, coalesce(heading, ''), context, content from chunks{missing}")
-        batch = [(cid, shape(h), shape(c), shape(t)) for cid, h, c, t in rows]
-        conn.executemany(f"insert into {table}(rowid, heading, context, content) values (?,?,?,?)", batch)
-        written += len(batch)
-    return written
+    CjkTable(conn).repair()
 
 
 def _m003_nfkc_and_kana_bigrams(conn: apsw.Connection) -> None:
-    """Both full-text tables rebuilt once: NFKC-folded text, and bigrams of kana as well as kanji."""
-    conn.execute("delete from fts_chunks; delete from fts_cjk")
-    fill_fts(conn, only_missing=False)
+    """Both full-text tables rebuilt once (issue 11): NFKC-folded text, and the bigram table's new
+    tokens (kana as well as kanji bigrams, plus the words of the non-CJK rest)."""
+    from .documents import fill_fts_chunks  # documents reaches the schema's tables, not the reverse
+
+    conn.execute("delete from fts_chunks")
+    fill_fts_chunks(conn)
+    table = CjkTable(conn)
+    table.clear()
+    table.repair()
 
 
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
