@@ -118,7 +118,7 @@ def run_search(
         req.fusion.explicit_leg_weights,
         getattr(embedder, "languages", ("en",)),
         compiled.positive_text,
-        lexical_hits=bool(legs[0].ids or legs[2].ids),
+        lexical_hits=any(leg.ids for leg in legs if leg.name != "vector"),
     )
     fused = rrf([leg.ids for leg in legs], req.fusion.rrf_k, [weights.weights[leg.name] for leg in legs])
     fused = fused[:pool_size]
