@@ -29,6 +29,10 @@ MEMBERS = [
     "plugins/groove-md",
     "plugins/groove-txt",
     "plugins/groove-fastembed",
+    "grammars/groove-grammar-rust",
+    "grammars/groove-grammar-python",
+    "grammars/groove-grammar-php",
+    "plugins/groove-openai",
     "plugins/groove-use",
     ".",
 ]
@@ -55,7 +59,8 @@ def install() -> None:
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
     editable = [arg for m in MEMBERS for arg in ("-e", str(ROOT / m))]
     # Test and lint tools, pinned by constraints.txt like everything else.
-    tools = ["pytest", "hypothesis", "onnx", "ruff", "mypy", "types-PyYAML"]
+    # tree-sitter-go and hatchling: the third-party grammar test builds and installs a package.
+    tools = ["pytest", "hypothesis", "onnx", "ruff", "mypy", "types-PyYAML", "tree-sitter-go", "hatchling"]
     subprocess.run(pip + ["-c", str(ROOT / "constraints.txt")] + editable + tools, check=True)
     stamp.write_text(digest)
 

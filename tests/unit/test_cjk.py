@@ -151,12 +151,12 @@ def test_deleting_a_document_removes_its_bigrams(store):
     assert s.conn.execute("select count(*) from fts_cjk where fts_cjk match '東京'").fetchall()[0][0] == 0
 
 
-def test_migration_3_refolds_both_tables_of_an_older_index(tmp_path):
+def test_migration_4_refolds_both_tables_of_an_older_index(tmp_path):
     emb = FakeEmbedder(16)
     s = Store.open(tmp_path / ".groove.db")
     s.ensure_vec_table(16)
     _add(s, emb, "wide.md", ["ＪＳＯＮの読み込み"])
-    # What version 2 wrote: raw text in the trigram table, kanji/katakana-only bigrams.
+    # What versions 2 and 3 wrote: raw text in the trigram table, kanji/katakana-only bigrams.
     s.conn.execute("delete from fts_chunks; delete from fts_cjk")
     s.conn.execute(
         "insert into fts_chunks(rowid, heading, context, content) select id, '', '', content from chunks"
@@ -164,7 +164,7 @@ def test_migration_3_refolds_both_tables_of_an_older_index(tmp_path):
     s.conn.execute(
         "insert into fts_cjk(rowid, heading, context, content) select id, '', '', '読込' from chunks"
     )
-    s.conn.execute("pragma user_version=2")
+    s.conn.execute("pragma user_version=3")
     s.close()
     s = Store.open(tmp_path / ".groove.db")
     assert s.conn.execute("select rowid from fts_chunks where fts_chunks match '\"JSON\"'").fetchall()

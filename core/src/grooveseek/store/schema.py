@@ -54,7 +54,18 @@ def _m002_cjk_bigrams(conn: apsw.Connection) -> None:
     CjkTable(conn).repair()
 
 
-def _m003_nfkc_and_kana_bigrams(conn: apsw.Connection) -> None:
+def _m003_vector_generation(conn: apsw.Connection) -> None:
+    """Triggers that stamp a fresh generation token on any chunk change, for the numpy scan."""
+    from .matrix import GENERATION_KEY, install_generation_triggers
+
+    install_generation_triggers(conn)
+    conn.execute(
+        "insert or replace into index_meta(key, value) values (?, lower(hex(randomblob(8))))",
+        (GENERATION_KEY,),
+    )
+
+
+def _m004_nfkc_and_kana_bigrams(conn: apsw.Connection) -> None:
     """Both full-text tables rebuilt once (issue 11): NFKC-folded text, and the bigram table's new
     tokens (kana as well as kanji bigrams, plus the words of the non-CJK rest)."""
     from .documents import fill_fts_chunks  # documents reaches the schema's tables, not the reverse
@@ -69,7 +80,8 @@ def _m003_nfkc_and_kana_bigrams(conn: apsw.Connection) -> None:
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     _m001_initial,
     _m002_cjk_bigrams,
-    _m003_nfkc_and_kana_bigrams,
+    _m003_vector_generation,
+    _m004_nfkc_and_kana_bigrams,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
