@@ -36,6 +36,7 @@ MEMBERS = [
     "grammars/groove-grammar-python",
     "grammars/groove-grammar-php",
     "plugins/groove-openai",
+    "plugins/groove-use",
     ".",
 ]
 # Test-only packages: pytest itself, onnx (the tiny cross-encoder the reranker tests build), the

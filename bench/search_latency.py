@@ -2,12 +2,15 @@
 """Full-text worst case and search latency on synthetic indexes (issue 3 benchmarks).
 
     .venv/bin/python bench/search_latency.py [--sizes 10000,100000] [--fts-rows 5000,20000,40000]
+                                             [--models minilm-l6-int8,use-multilingual-v3]
 
 1. FTS worst case (SPEC R6.16, R6.65): every row holds every one of 32 words; the time of the
    32-phrase OR query is reported as a ratio to a one-phrase query (upstream measured about 10×),
    plus the negative-expression rowid scan as a ratio to the ranked query (upstream about 0.26).
 2. Search latency: p50/p95 of the whole pipeline on N-chunk indexes (random unit vectors, real
-   text), split into query embedding (real minilm-l6-int8) and the database side.
+   English and Japanese words), split into query embedding (the real models of --models, side by
+   side in one run, each at its own dimension) and the database side. Half the queries are
+   Japanese, so the CJK bigram leg does its work too.
 Figures are printed, never asserted. Medians over repeated runs; the same process runs every case.
 """
 
@@ -97,15 +100,35 @@ def fts_worst_case(rows: list[int]) -> None:
             store.close()
 
 
-def search_latency(sizes: list[int], queries: int) -> None:
-    from groove_fastembed.embedder import FastEmbedEmbedder
-    from groove_fastembed.models import MODELS
+JA_VOCAB = ["配列", "要素", "削除", "非同期", "処理", "関数", "変数", "文字列", "オブジェクト", "プロパティ"]
 
+
+def _embedder(model: str):
+    if model == "use-multilingual-v3":
+        from groove_use.embedder import UseEmbedder
+
+        emb = UseEmbedder()
+    else:
+        from groove_fastembed.embedder import FastEmbedEmbedder
+        from groove_fastembed.models import MODELS
+
+        emb = FastEmbedEmbedder(MODELS[model], None)
+    emb.load()
+    return emb
+
+
+def search_latency(sizes: list[int], queries: int, models: list[str]) -> None:
+    import os
+
+    print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for model in models:
+        _search_latency(_embedder(model), sizes, queries)
+
+
+def _search_latency(emb, sizes: list[int], queries: int) -> None:
     from grooveseek.search.pipeline import run_search
     from grooveseek.search.request import SearchRequest
 
-    emb = FastEmbedEmbedder(MODELS["minilm-l6-int8"], None)
-    emb.load()
     vocab = [
         "install",
         "package",
@@ -129,17 +152,22 @@ def search_latency(sizes: list[int], queries: int) -> None:
         "link",
     ]
     rnd = random.Random(3)
-    qs = [" ".join(rnd.sample(vocab, 3)) for _ in range(queries)]
-    print(f"\nSearch latency (minilm-l6-int8 query embedding; {queries} queries, limit 5)")
+    qs = [" ".join(rnd.sample(vocab if i % 2 else JA_VOCAB, 3)) for i in range(queries)]
+    print(f"\nSearch latency ({emb.id} query embedding, {emb.dimension} dim; {queries} queries, limit 5)")
     print(f"{'chunks':>8}{'total p50':>11}{'total p95':>11}{'embed p50':>11}{'db p50':>9}{'db p95':>9}  (ms)")
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             store = _store(Path(tmp) / "s.db", emb.dimension)
-            _fill(store, n, emb.dimension, lambda i: " ".join(rnd.sample(vocab, 12)) + f" note {i}")
+            _fill(
+                store,
+                n,
+                emb.dimension,
+                lambda i: " ".join(rnd.sample(vocab, 12)) + "".join(rnd.sample(JA_VOCAB, 4)) + f" note {i}",
+            )
             vectors = {q: emb.embed_query(q) for q in qs}
 
             class Cached:  # the DB side alone: the query vector is precomputed
-                dimension, identity, id = emb.dimension, emb.identity, emb.id
+                dimension, identity, id, languages = emb.dimension, emb.identity, emb.id, emb.languages
                 _vectors = vectors
 
                 def embed_query(self, text):
@@ -175,9 +203,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--fts-rows", default="5000,20000,40000")
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--models", default="minilm-l6-int8,use-multilingual-v3")
     args = parser.parse_args(argv)
     fts_worst_case([int(x) for x in args.fts_rows.split(",") if x])
-    search_latency([int(x) for x in args.sizes.split(",") if x], args.queries)
+    search_latency(
+        [int(x) for x in args.sizes.split(",") if x], args.queries, [m for m in args.models.split(",") if m]
+    )
     return 0
 
 

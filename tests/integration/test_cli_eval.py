@@ -148,3 +148,36 @@ def test_limit_and_k_above_the_search_maximum_are_clamped_before_recording(run):
     assert "warning: --limit 1500 is clamped to 1000" in result.stderr
     assert "warning: --k values above 1000 are clamped to 1000" in result.stderr
     assert "    limit: 1000    " in run("--limit", "1500").stdout.splitlines()[1]
+
+
+def test_leg_weights_and_the_cjk_rule_are_always_recorded(run):
+    fingerprint = report(run("--format", "json"))["fingerprint"]
+    # minilm declares ("en",), so the CJK-query rule is in force and recorded with its factor.
+    assert fingerprint["leg_weights"] == {
+        "fts": 1.0,
+        "vector": 0.5,
+        "cjk": 1.5,
+        "cjk_query_vector_factor": 0.5,
+    }
+    explicit = report(run("--format", "json", extra_toml="[search.fusion]\nvector_weight = 0.7\n"))
+    assert explicit["fingerprint"]["leg_weights"] == {
+        "fts": 1.0,
+        "vector": 0.7,
+        "cjk": 1.5,
+        "cjk_query_vector_factor": None,
+    }
+
+
+def test_explain_fusion_shows_each_legs_share_of_every_hit(run):
+    doc = report(run("--explain-fusion", "--format", "json"))
+    rows = doc["explain_fusion"]
+    assert [row["id"] for row in rows] == [q["id"] for q in doc["per_query"]]
+    for row, query in zip(rows, doc["per_query"], strict=True):
+        assert len(row["hits"]) == len(query["top_k"])
+        for hit, ranked in zip(row["hits"], query["top_k"], strict=True):
+            assert hit["path"] == ranked["path"]
+            shares = [leg["rrf"] for leg in hit["legs"].values()]
+            assert shares and sum(shares) == pytest.approx(ranked["score"])
+    assert any(hit["relevant"] for row in rows for hit in row["hits"])
+    text = run("--explain-fusion").stdout
+    assert "Fusion per query" in text and " vector #" in text

@@ -46,7 +46,7 @@ def _status(home: Path, kb: str, *extra: str) -> str:
 def test_a_new_index_gets_the_packaged_model_and_every_later_command_follows_it(home: Path):
     first = run(home, "index", "--kb-path", str(home / "notes"), "--quiet")
     assert first.exit_code == 0, first.output
-    assert f"Model: {NEW_INDEX_MODEL} (384 dim)" in _status(home, "notes")
+    assert f"Model: {NEW_INDEX_MODEL} (512 dim)" in _status(home, "notes")  # use-multilingual-v3
     found = run(home, "search", "install with pip", "--kb-path", str(home / "notes"))
     assert found.exit_code == 0, found.output
     assert '"path": "a.md"' in found.stdout
@@ -61,9 +61,9 @@ def test_a_named_model_that_differs_names_both_and_offers_drop_model_first(home:
     refused = run(home, "search", "pip", "--kb-path", str(home / "notes"), "--model", "bge-small-en-v1.5")
     assert refused.exit_code == 1
     err = refused.stderr
-    assert "DB was indexed with: minilm-l6-int8 (384 dim)" in err
+    assert f"DB was indexed with: {NEW_INDEX_MODEL} (512 dim)" in err
     assert "Current runtime:     bge-small-en-v1.5 (384 dim), chosen by --model" in err
-    assert "Drop --model to use the index's own model, minilm-l6-int8." in err
+    assert f"Drop --model to use the index's own model, {NEW_INDEX_MODEL}." in err
     assert str(home / ".groove.db") in err
     assert "--force" not in err  # bge-small is not in the cache: no advice to throw the index away
     # Once its weights are in the cache, rebuilding with it becomes an offer (after "drop").
@@ -84,7 +84,7 @@ def test_a_config_key_that_differs_is_named_with_its_file(home: Path):
     refused = groove("--config", str(config), "search", "pip", "--kb-path", str(home / "notes"))
     assert refused.exit_code == 1
     assert f"chosen by model in {config}" in refused.stderr
-    assert f"Remove model from {config} to use the index's own model, minilm-l6-int8." in refused.stderr
+    assert f"Remove model from {config} to use the index's own model, {NEW_INDEX_MODEL}." in refused.stderr
 
 
 def test_a_failed_first_run_leaves_no_index_and_a_failed_rebuild_leaves_it_untouched(home: Path, monkeypatch):

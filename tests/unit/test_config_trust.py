@@ -176,7 +176,8 @@ def test_untrusted_plugin_model_is_ignored(world):
     loaded = _load_cwd(world, 'model = "my-embedder"\n')
     assert loaded.config.model is None  # not named: the index's own model, or the new-index default
     warning = _warning(loaded, 'model "my-embedder"')
-    assert "built-in FastEmbed model" in warning and "name the file with --config" in warning
+    assert "built-in model: " in warning and "use-multilingual-v3" in warning
+    assert "name the file with --config" in warning
 
 
 def test_trusted_plugin_model_is_kept(world):
@@ -353,6 +354,11 @@ def test_macos_and_windows_roots(world, monkeypatch):
 def test_no_file_is_trusted_defaults(world):
     loaded = load_config(cwd=world["project"], env=world["env"])
     assert (loaded.source, loaded.trusted, loaded.config) == ("none", True, GrooveConfig())
+
+
+def test_untrusted_config_may_name_the_packaged_multilingual_model(world):
+    loaded = _load_cwd(world, 'model = "use-multilingual-v3"\n')
+    assert loaded.config.model == "use-multilingual-v3"
 
 
 def test_untrusted_index_path_is_ignored_and_a_trusted_one_is_kept(world):

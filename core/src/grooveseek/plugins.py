@@ -46,6 +46,7 @@ EMBEDDER_HINTS = {
     "bge-small-en-v1.5": "groove-fastembed",
     "bge-m3": "groove-fastembed",
     "minilm-l6-int8": "groove-fastembed",
+    "use-multilingual-v3": "groove-use",
     "openai-compatible": "groove-openai",
 }
 RERANKER_HINTS = {

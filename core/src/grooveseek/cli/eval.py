@@ -20,6 +20,7 @@ from ..console import echo_err
 from ..errors import GrooveError
 from ..eval import EvalRun
 from ..eval.fingerprint import fingerprint as run_fingerprint
+from ..eval.fusion_report import collect, fusion_rows, render_fusion_text
 from ..eval.gate import apply_history
 from ..eval.golden import GoldenSet
 from ..eval.goldenfile import golden_path, load_golden
@@ -79,9 +80,18 @@ def _bounded(k_values: tuple[int, ...], limit: int | None, k_source: str) -> tup
 
 
 def _run(
-    app: App, golden: GoldenSet, ks: tuple[int, ...], run_limit: int, legs: str, stages: Mapping[str, Any]
+    app: App,
+    golden: GoldenSet,
+    ks: tuple[int, ...],
+    run_limit: int,
+    legs: str,
+    stages: Mapping[str, Any],
+    explains: list[list[dict[str, Any]]] | None = None,
 ) -> EvalRun:
-    """Build the one request every query shares, its fingerprint, and run the golden set."""
+    """Build the one request every query shares, its fingerprint, and run the golden set.
+
+    With ``explains`` (``--explain-fusion``) every search also explains its hits, one list per query.
+    """
     rerank = app.reranker is not None  # only ever set from --reranker here (R10.4)
     base = resolve_request(
         app.config,
@@ -92,6 +102,7 @@ def _run(
         rerank=rerank,
         reranker_loaded=rerank,
         warn=lambda m: echo_err(f"warning: {m}"),
+        explain=explains is not None,
         **stages,
     )
     store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
@@ -104,12 +115,16 @@ def _run(
             ks=ks,
             legs=legs,
             context_mode=store.meta("context_mode"),
+            languages=app.embedder.languages,
         )
 
         def search(query: str, n: int) -> tuple[Hit, ...]:
             # R10.4: no filters (the quality filter is off too); the reranker only from --reranker.
             request = attrs.evolve(base, query=query, limit=clamp_limit(n))
-            return run_search(store, app.embedder, request, reranker=app.reranker).results
+            results = run_search(store, app.embedder, request, reranker=app.reranker).results
+            if explains is not None:
+                explains.append(collect(results))  # run_eval runs the golden queries in order
+            return results
 
         run = run_eval(
             golden,
@@ -146,6 +161,11 @@ def _run(
     show_default=True,
     help="Retrieval legs to run (fts or vector alone for ablations).",
 )
+@click.option(
+    "--explain-fusion",
+    is_flag=True,
+    help="Also show, per query, each leg's rank, weight and RRF share of the top hits.",
+)
 @click.option("--no-color", is_flag=True, help="No colour in the text report.")
 @click.option("--no-history", is_flag=True, help="Neither read nor write .groove-eval-history.json.")
 @click.option("--no-diff", is_flag=True, help="Write the history but compare with nothing.")
@@ -170,6 +190,7 @@ def eval_command(
     mmr_same_doc_penalty: float | None,
     parent_retriever: bool | None,
     legs: str,
+    explain_fusion: bool,
     no_color: bool,
     no_history: bool,
     no_diff: bool,
@@ -201,7 +222,8 @@ def eval_command(
         "mmr_same_doc_penalty": mmr_same_doc_penalty,
         "parent_retriever": parent_retriever,
     }
-    run = _run(app, golden_set, ks, run_limit, legs, stages)
+    explains: list[list[dict[str, Any]]] | None = [] if explain_fusion else None
+    run = _run(app, golden_set, ks, run_limit, legs, stages, explains)
     outcome = apply_history(
         run,
         app.kb,
@@ -213,13 +235,16 @@ def eval_command(
     )
     run = outcome.run
     if fmt == "json":
-        click.echo(render_json(run))
+        extra = None if explains is None else {"explain_fusion": fusion_rows(golden_set, explains)}
+        click.echo(render_json(run, extra))
     else:
         color = not no_color
         text = render_text(
             run, model=app.embedder.identity, reranker=run.fingerprint["reranker"], color=color
         )
         click.echo(text)
+        if explains is not None:
+            click.echo(render_fusion_text(golden_set, explains))
     if fail_on_regression and outcome.regressions:
         echo_err(
             "groove eval: retrieval-quality regression detected (delta > "

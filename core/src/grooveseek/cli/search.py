@@ -35,12 +35,15 @@ def _explain_lines(explain: Mapping[str, Any]) -> list[str]:
             info = explain[leg]
             # Significant digits, not decimals: bm25 on a small KB is about -1e-6, which %.4f
             # would print as -0.0000 and hide which hit matched better.
-            parts.append(f"{leg} #{info['rank']} ({info['score']:.4g})")
+            weight = f" x{info['weight']:g}" if info.get("weight", 1.0) != 1.0 else ""
+            parts.append(f"{leg} #{info['rank']} ({info['score']:.4g}){weight}")
         else:
             parts.append(f"{leg} -")
     line = "explain: " + ", ".join(parts) + f"; rrf {explain['rrf']:.4f}"
     if "rerank" in explain:
         line += f"; rerank {explain['rerank']:.4f}"
+    if "fusion_rule" in explain:
+        line += f"; {explain['fusion_rule']}"
     return [line]
 
 

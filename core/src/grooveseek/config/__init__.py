@@ -10,6 +10,7 @@ from __future__ import annotations
 from .load import describe, launcher_dir_from_argv, load_config
 from .model import (
     BUILTIN_FASTEMBED_MODELS,
+    BUILTIN_MODELS,
     BUILTIN_RERANKERS,
     DEFAULT_EXCLUDE_DIRS,
     MIB50,
@@ -38,6 +39,7 @@ from .validate import parse_bind
 
 __all__ = [
     "BUILTIN_FASTEMBED_MODELS",
+    "BUILTIN_MODELS",
     "BUILTIN_RERANKERS",
     "DB_NAME",
     "DEFAULT_EXCLUDE_DIRS",

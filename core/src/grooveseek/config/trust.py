@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from .model import (
-    BUILTIN_FASTEMBED_MODELS,
+    BUILTIN_MODELS,
     BUILTIN_RERANKERS,
     NEW_INDEX_MODEL,
     EmbeddingConfig,
@@ -130,13 +130,13 @@ def _restrict_top(cfg: GrooveConfig, raw: dict[str, Any], ctx: TrustContext, out
     if "fastembed_cache_dir" in raw:
         changes["fastembed_cache_dir"] = None
         out.append(ctx.warn("fastembed_cache_dir is ignored and the standard model cache is used"))
-    if "model" in raw and cfg.model not in BUILTIN_FASTEMBED_MODELS:
+    if "model" in raw and cfg.model not in BUILTIN_MODELS:
         changes["model"] = defaults.model
         out.append(
             ctx.warn(
                 f'model "{cfg.model}" is ignored and the index\'s own model (for a new index '
-                f"{NEW_INDEX_MODEL}) applies (an untrusted config may only name a built-in FastEmbed "
-                f"model: {', '.join(BUILTIN_FASTEMBED_MODELS)})"
+                f"{NEW_INDEX_MODEL}) applies (an untrusted config may only name a built-in "
+                f"model: {', '.join(BUILTIN_MODELS)})"
             )
         )
     if cfg.reranker_endpoint is not None:

@@ -236,6 +236,19 @@ def _check_search(search: SearchConfig, f: Findings) -> None:
             "[search.fusion]: bm25_heading_weight, bm25_context_weight and bm25_content_weight are all 0; "
             "at least one must be above 0"
         )
+    legs = {
+        "fts_weight": fusion.fts_weight,
+        "vector_weight": fusion.vector_weight,
+        "cjk_weight": fusion.cjk_weight,
+    }
+    for key, leg_weight in legs.items():
+        if leg_weight is not None:
+            _finite_range(f, f"[search.fusion].{key}", leg_weight, 0.0, 1e6)
+    if all(w == 0 for w in legs.values()):
+        f.errors.append(
+            "[search.fusion]: fts_weight, vector_weight and cjk_weight are all 0, so no search could "
+            "rank anything; leave one out (its built-in weight is 1.0) or set it above 0"
+        )
     _check_parent(search, f)
 
 

@@ -7,8 +7,10 @@ settings' defaults from, so the two cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from ..search.fusion import fusion_fingerprint
 from ..search.query import FTS_QUERY_VERSION
 from ..search.request import FusionSettings, SearchRequest
 from .golden import GoldenSet
@@ -24,9 +26,11 @@ def fingerprint(
     ks: tuple[int, ...],
     legs: str,
     context_mode: str | None,
+    languages: Sequence[str] = ("en",),
 ) -> dict[str, Any]:
     """R10.15 for one run: ``model`` is the embedder identity, ``reranker`` the reranker id (used
-    only when the request reranks), ``legs`` the leg set's name and ``context_mode`` the index's."""
+    only when the request reranks), ``legs`` the leg set's name, ``context_mode`` the index's and
+    ``languages`` the embedder's (the vector weight rule depends on them)."""
     out: dict[str, Any] = {
         "model": model,
         "reranker": reranker if request.rerank else None,
@@ -51,6 +55,9 @@ def fingerprint(
             "context": fusion.context_weight,
             "content": fusion.content_weight,
         }
+    # Issue 11: the RRF leg weights, and the rule that sets the vector weight from the embedder's
+    # languages, are always part of the fingerprint, so runs under other weights never compare equal.
+    out["leg_weights"] = fusion_fingerprint(fusion.explicit_leg_weights, languages)
     if context_mode == "static":  # the index's mode, not the config's (R10.15)
         out["context_mode"] = "static"
     if legs != "hybrid":

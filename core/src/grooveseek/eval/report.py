@@ -27,9 +27,12 @@ _RESET = "\x1b[0m"
 _AGG_FORMAT = "{:.3f}"
 
 
-def render_json(run: EvalRun) -> str:
-    """The R10.12 JSON document: 2-space indent, non-ASCII kept as is (queries are often CJK)."""
-    return json.dumps(run.as_dict(), indent=2, ensure_ascii=False)
+def render_json(run: EvalRun, extra: Mapping[str, Any] | None = None) -> str:
+    """The R10.12 JSON document: 2-space indent, non-ASCII kept as is (queries are often CJK).
+
+    ``extra`` adds top-level keys after the run's own (``explain_fusion``).
+    """
+    return json.dumps({**run.as_dict(), **(extra or {})}, indent=2, ensure_ascii=False)
 
 
 def render_text(run: EvalRun, *, model: str, reranker: str | None, color: bool) -> str:

@@ -1,4 +1,4 @@
-"""The retrieval legs: FTS5 trigram, sqlite-vec KNN, and the CJK short-word leg (SPEC R6.17–R6.22).
+"""The retrieval legs: FTS5 trigram, sqlite-vec KNN, and the CJK bigram leg (SPEC R6.17–R6.22).
 
 Each leg returns a ranked ``LegResult`` after filters and exclusions, so fusion sees identically
 filtered lists (R6.22). With a filter active each leg over-fetches and stops at n survivors (R6.21).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..cjk import short_terms
+from ..cjk import query_bigrams
 from ..interfaces import Embedder
 from ..store.interface import IndexStore
 from .query import CompiledQuery
@@ -69,12 +69,13 @@ def vector_leg(
 def cjk_leg(
     store: IndexStore, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]
 ) -> LegResult:
-    """Two-character kanji/katakana words, which the trigram leg cannot match (design; docs/retrieval.md).
+    """Bigram BM25 over kanji and kana, which the trigram leg cannot split (design; docs/retrieval.md).
 
-    Empty (and free) unless the positive text holds such a word. Exclusions are FTS5's judgement, as
-    for the vector leg (R6.19); over-fetch when anything is excluded so the leg still yields n.
+    Empty (and free) unless the positive text holds kanji or kana; at most 64 bigrams are OR-ed.
+    Exclusions are FTS5's judgement, as for the vector leg (R6.19); over-fetch when anything is
+    excluded so the leg still yields n.
     """
-    terms = short_terms(compiled.positive_text)
+    terms = query_bigrams(compiled.positive_text)
     if "cjk" not in req.legs or not terms:
         return LegResult("cjk", ())
     fetch = fetch_size(n, True) if excluded else n

@@ -16,7 +16,7 @@ from ..store.records import HitRow
 from ..types import Hit, SearchResponse
 from .confidence import low_confidence
 from .filters import require_declared_fields, validate_filters
-from .fusion import rrf
+from .fusion import LegWeights, leg_weights, rrf
 from .legs import LegResult, cjk_leg, excluded_ids, fts_leg, vector_leg
 from .mmr import mmr_select
 from .parent import expand
@@ -75,13 +75,28 @@ def filter_applied(req: SearchRequest, compiled: CompiledQuery) -> dict[str, obj
 
 
 def _explain(
-    legs: Sequence[LegResult], cid: int, rrf_score: float, rerank_score: float | None
+    legs: Sequence[LegResult],
+    cid: int,
+    rrf_score: float,
+    rerank_score: float | None,
+    weights: LegWeights,
+    k: float,
 ) -> dict[str, object]:
+    """Per leg: rank, raw score, weight and its share of the fused score (``w / (k + rank)``)."""
     out: dict[str, object] = {}
     for leg in legs:
         if cid in leg.ids:
-            out[leg.name] = {"rank": leg.ids.index(cid) + 1, "score": leg.scores.get(cid)}
+            rank = leg.ids.index(cid) + 1
+            weight = weights.weights[leg.name]
+            out[leg.name] = {
+                "rank": rank,
+                "score": leg.scores.get(cid),
+                "weight": weight,
+                "rrf": weight / (k + rank),
+            }
     out["rrf"] = rrf_score
+    if weights.rule is not None:
+        out["fusion_rule"] = weights.rule
     if rerank_score is not None:
         out["rerank"] = rerank_score
     return out
@@ -102,7 +117,14 @@ def run_search(
         vector_leg(store, embedder, compiled, fetch, req, excluded),
         cjk_leg(store, compiled, fetch, req, excluded),
     ]
-    fused = rrf([leg.ids for leg in legs], req.fusion.rrf_k)[:pool_size]
+    weights = leg_weights(
+        req.fusion.explicit_leg_weights,
+        getattr(embedder, "languages", ("en",)),
+        compiled.positive_text,
+        lexical_hits=any(leg.ids for leg in legs if leg.name != "vector"),
+    )
+    fused = rrf([leg.ids for leg in legs], req.fusion.rrf_k, [weights.weights[leg.name] for leg in legs])
+    fused = fused[:pool_size]
     rows = store.hit_rows([cid for cid, _ in fused])
     pool = [(rows[cid], score) for cid, score in fused if cid in rows]
     rrf_scores = {row.chunk_id: score for row, score in pool}
@@ -134,7 +156,12 @@ def run_search(
             hit = attrs.evolve(
                 hit,
                 explain=_explain(
-                    legs, row.chunk_id, rrf_scores[row.chunk_id], rerank_scores.get(row.chunk_id)
+                    legs,
+                    row.chunk_id,
+                    rrf_scores[row.chunk_id],
+                    rerank_scores.get(row.chunk_id),
+                    weights,
+                    req.fusion.rrf_k,
                 ),
             )
         hits.append(hit)

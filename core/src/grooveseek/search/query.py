@@ -13,6 +13,7 @@ import logging
 import attrs
 
 from ..cjk import char_class as _char_class
+from ..cjk import fold
 from ..errors import SearchError
 
 log = logging.getLogger("grooveseek.search")
@@ -20,7 +21,7 @@ log = logging.getLogger("grooveseek.search")
 MAX_QUERY_BYTES = 1024
 PHRASE_CAP = 32
 TRIGRAM_FLOOR = 3
-FTS_QUERY_VERSION = 2  # 2: short CJK words also feed the bigram leg
+FTS_QUERY_VERSION = 3  # 2: short CJK words feed the bigram leg; 3: NFKC, every kana/kanji bigram
 
 NOTHING_TO_SEARCH = (
     'query has nothing to search for: every group is an exclusion (a leading "-" excludes). Add a term to '
@@ -187,6 +188,9 @@ def check_query_size(query: str) -> None:
 def compile_query(query: str) -> CompiledQuery:
     """Compile a raw query (R6.3–R6.15). Raises SearchError for oversize or exclusion-only queries."""
     check_query_size(query)
+    # The full-text tables hold NFKC-folded text (cjk.fold), so the query is folded the same way:
+    # ＪＳＯＮ finds JSON. The embedder sees the folded text too.
+    query = fold(query)
     groups = split_groups(query)
     positive_groups = [g for g in groups if not is_exclusion(g)]
     negative_groups = [g[1:] for g in groups if is_exclusion(g)]

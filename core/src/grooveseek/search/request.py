@@ -34,10 +34,19 @@ class FusionSettings:
     heading_weight: float = _FUSION.bm25_heading_weight
     context_weight: float = _FUSION.bm25_context_weight
     content_weight: float = _FUSION.bm25_content_weight
+    fts_weight: float | None = None  # None: the built-in weight and rule (search/fusion.py)
+    vector_weight: float | None = None
+    cjk_weight: float | None = None
 
     @property
     def weights(self) -> tuple[float, float, float]:
+        """The bm25 column weights (heading, context, content)."""
         return (self.heading_weight, self.context_weight, self.content_weight)
+
+    @property
+    def explicit_leg_weights(self) -> dict[str, float | None]:
+        """The configured RRF weight per leg, None where the built-in one applies."""
+        return {"fts": self.fts_weight, "vector": self.vector_weight, "cjk": self.cjk_weight}
 
 
 @attrs.frozen
@@ -76,7 +85,15 @@ def clamp_limit(limit: int) -> int:
 
 def fusion_from(config: GrooveConfig) -> FusionSettings:
     f = config.search.fusion
-    return FusionSettings(f.rrf_k, f.bm25_heading_weight, f.bm25_context_weight, f.bm25_content_weight)
+    return FusionSettings(
+        f.rrf_k,
+        f.bm25_heading_weight,
+        f.bm25_context_weight,
+        f.bm25_content_weight,
+        f.fts_weight,
+        f.vector_weight,
+        f.cjk_weight,
+    )
 
 
 def _unit(name: str, value: float | None) -> float | None:

@@ -1,4 +1,4 @@
-"""The CJK short-word table ``fts_cjk``: bigram rows per chunk and the ranked query of the CJK leg
+"""The CJK bigram table ``fts_cjk``: bigram rows per chunk and the ranked query of the CJK leg
 (design; docs/retrieval.md).
 
 All SQL that touches ``fts_cjk`` lives here (its creation and backfill are migration 2 in
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from ..cjk import bigram_text
+from ..cjk import CJK_SCRIPTS, bigram_text, char_class
 from ..errors import StoreError
 
 if TYPE_CHECKING:
@@ -55,10 +55,17 @@ class CjkTable:
     def candidates(
         self, terms: Sequence[str], limit: int, weights: tuple[float, float, float], filters: FilterSql
     ) -> list[tuple[int, float]]:
-        """(chunk id, bm25) for chunks holding any of the bigram ``terms``, best first."""
+        """(chunk id, bm25) for chunks holding any of the bigram ``terms``, best first.
+
+        A one-character kanji or kana term is a prefix query, so it matches every bigram that starts
+        with it; a word of the non-CJK rest matches that word.
+        """
         if not terms:
             return []
-        expression = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        expression = " OR ".join(
+            '"' + t.replace('"', '""') + '"' + (" *" if len(t) == 1 and char_class(t) in CJK_SCRIPTS else "")
+            for t in terms
+        )
         sql = (
             "select f.rowid, bm25(fts_cjk, ?, ?, ?) as rank from fts_cjk f "
             "join chunks c on c.id = f.rowid join documents d on d.id = c.document_id "

@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
+import apsw
+
+from ..cjk import fold
 from ..interfaces import FloatArray
 from ..types import Chunk
 from .core import SqlCore
@@ -114,7 +117,7 @@ class DocumentWrites:
                 chunk_id = self.conn.last_insert_rowid()
                 self.conn.execute(
                     "insert into fts_chunks(rowid, heading, context, content) values (?,?,?,?)",
-                    (chunk_id, chunk.heading or "", chunk.context, chunk.content),
+                    (chunk_id, fold(chunk.heading or ""), fold(chunk.context), fold(chunk.content)),
                 )
                 self._core.cjk.insert(chunk_id, chunk.heading or "", chunk.context, chunk.content)
                 self._core.vectors.insert(chunk_id, vector)
@@ -164,10 +167,18 @@ class DocumentWrites:
     def repair_fts(self) -> int:
         """Insert FTS rows for chunks that lack one (R4.15 step 6); returns how many were added."""
         with self.conn:
-            self.conn.execute(
-                "insert into fts_chunks(rowid, heading, context, content) "
-                "select c.id, coalesce(c.heading, ''), c.context, c.content from chunks c "
-                "where c.id not in (select rowid from fts_chunks)"
-            )
-            added = self.conn.changes() + self._core.cjk.repair()
+            added = fill_fts_chunks(self.conn) + self._core.cjk.repair()
         return added
+
+
+def fill_fts_chunks(conn: apsw.Connection) -> int:
+    """Write the trigram row of every chunk that lacks one, NFKC-folded like ``replace_document``'s."""
+    rows = conn.execute(
+        "select id, coalesce(heading, ''), context, content from chunks "
+        "where id not in (select rowid from fts_chunks)"
+    ).fetchall()
+    conn.executemany(
+        "insert into fts_chunks(rowid, heading, context, content) values (?,?,?,?)",
+        [(cid, fold(str(h)), fold(str(c)), fold(str(t))) for cid, h, c, t in rows],
+    )
+    return len(rows)

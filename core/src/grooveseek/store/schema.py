@@ -75,11 +75,24 @@ def _m004_chunk_anchor(conn: apsw.Connection) -> None:
         conn.execute("alter table chunks add column anchor text")
 
 
+def _m005_nfkc_and_kana_bigrams(conn: apsw.Connection) -> None:
+    """Both full-text tables rebuilt once (issue 11): NFKC-folded text, and the bigram table's new
+    tokens (kana as well as kanji bigrams, plus the words of the non-CJK rest)."""
+    from .documents import fill_fts_chunks  # documents reaches the schema's tables, not the reverse
+
+    conn.execute("delete from fts_chunks")
+    fill_fts_chunks(conn)
+    table = CjkTable(conn)
+    table.clear()
+    table.repair()
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     _m001_initial,
     _m002_cjk_bigrams,
     _m003_vector_generation,
     _m004_chunk_anchor,
+    _m005_nfkc_and_kana_bigrams,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -57,6 +57,7 @@ class FastEmbedEmbedder(Embedder):
         self.dimension = spec.dimension
         self.batch_size = spec.batch_size
         self.max_input_tokens = spec.max_input_tokens
+        self.languages = spec.languages
         self._config_cache_dir = cache_dir
         self._env = env  # None: read os.environ when the model is loaded
         self._threads = threads

@@ -37,6 +37,8 @@ class ModelSpec:
     notes: str = ""
     #: The model's window in tokens (``Embedder.max_input_tokens``): chunks are sized to it.
     max_input_tokens: int = 512
+    #: ``Embedder.languages``: fusion lowers the vector leg of an ``("en",)`` model for CJK queries.
+    languages: tuple[str, ...] = ("en",)
 
     def download_recipe(self, cache_dir: str) -> str | None:
         """The ``hf download`` command that pre-fills ``cache_dir`` (R5.8), or None when packaged.
@@ -92,6 +94,7 @@ MODELS: dict[str, ModelSpec] = {
             native=False,
             notes="multilingual (recommended for Japanese); ~2 GB RAM; slower",
             max_input_tokens=8192,
+            languages=("multilingual",),
         ),
         ModelSpec(
             id="minilm-l6-int8",
