@@ -3,7 +3,10 @@
 A run walks the KB, hashes every collected file through a handle-bound read, pairs renames,
 parses and chunks new or changed files, embeds them outside any transaction (batched across
 files for throughput), writes each file in its own transaction, sweeps deleted paths, and
-returns the R4.34 summary. One bad file never aborts a run; it is skipped and keeps its rows.
+returns the R4.34 summary. One bad file never aborts a run; it is skipped and keeps its rows:
+``_guarded`` is the one place where whatever a file's read, parse, chunking, embedding or write
+raises becomes ``Skipping <rel>: <reason>``. Only failures of the run itself pass through: the
+model failing a probe text too (R4.19), the index file becoming unusable.
 
 The watcher's batches (``index.watcher.BatchIndexer``) reuse this per-file code (R9.6) with their
 own wording (``RunLines`` is the seam) and an explicit set of vanished rows for rename pairing.
@@ -14,27 +17,34 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
 
 from ..config.model import GrooveConfig
-from ..errors import GrooveError, ModelError, ParseError, ReadRefused
+from ..errors import ModelError, ReadRefused
 from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
 from ..interfaces import Embedder, Parser
 from ..names import shown
 from ..quality import quality_score
 from ..registry import Registry
+from ..store.db import is_database_failure
 from ..store.store import AWAITING_REPARSE, DocumentRecord, Store, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
 from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
 from ..walker import Collected, IgnoreRules, WalkPolicy, collect, load_grooveignore
 from .guard import check_model, record_model
 from .report import Reporter
+from .safety import PROBE_TEXT, cap_chunks, failure_reason
 
 EMBED_BATCH_CHUNKS = 64
+
+
+class RunFailed(ModelError):
+    """The embedding model fails on a probe text too: no file is at fault, so the run stops (R4.19)."""
 
 
 def walk_policy(config: GrooveConfig, registry: Registry, ignore: IgnoreRules | None) -> WalkPolicy:
@@ -156,12 +166,13 @@ class Indexer:
         rewrite = set() if options.force else self._fields_to_rewrite(stored, hashes, stale_parsers)
         self.reporter.start(len(walk.files))
         for done, item in enumerate(walk.files, start=1):
-            if item.rel in hashes:
-                row = stored.get(item.rel)
-                if row is None or row.content_hash != hashes[item.rel] or row.parser_id in stale_parsers:
-                    self._process(item, row)
-            if item.rel in rewrite:
-                self._rewrite_fields(item, stored[item.rel])
+            with self._guarded(item.rel):
+                if item.rel in hashes:
+                    row = stored.get(item.rel)
+                    if row is None or row.content_hash != hashes[item.rel] or row.parser_id in stale_parsers:
+                        self._process(item, row)
+                if item.rel in rewrite:
+                    self._rewrite_fields(item, stored[item.rel])
             self.reporter.advance(done, len(walk.files))
         self._flush()
         self.reporter.finish()
@@ -221,14 +232,32 @@ class Indexer:
     def _hash_all(self, files: Sequence[Collected]) -> dict[str, str]:
         hashes: dict[str, str] = {}
         for item in files:
-            data = self._read(item)
-            if data is not None:
-                hashes[item.rel] = hashlib.sha256(data).hexdigest()
+            with self._guarded(item.rel):
+                data = self._read(item)
+                if data is not None:
+                    hashes[item.rel] = hashlib.sha256(data).hexdigest()
         return hashes
 
     def _skip(self, rel: str, reason: str) -> None:
         self.counts.skipped += 1
         self.lines.skipped(rel, reason)
+
+    @contextmanager
+    def _guarded(self, rel: str) -> Iterator[None]:
+        """The one place a file-level failure of any kind becomes ``Skipping <rel>: <reason>``.
+
+        The file keeps whatever rows it had (R4.24) and the run goes on with the next file. What
+        passes through is the run's own failure: an interrupt, the model failing a probe too
+        (``RunFailed``), the index file itself failing (disk full, I/O error, locked, corrupt).
+        """
+        try:
+            yield
+        except (KeyboardInterrupt, SystemExit, RunFailed):
+            raise
+        except BaseException as exc:  # R3.7: one bad file (even MemoryError) never aborts a run
+            if is_database_failure(exc):
+                raise
+            self._skip(rel, failure_reason(exc))
 
     # -- renames and policy passes -------------------------------------------------------------
     def _detect_renames(
@@ -356,12 +385,10 @@ class Indexer:
         )
         try:
             return parser.parse(data, rel, ctx)
-        except ParseError as exc:
-            self._skip(rel, str(exc))
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # noqa: BLE001 - R3.7: a bad file (even MemoryError) never aborts a run
-            self._skip(rel, f"parse failed: {type(exc).__name__}: {exc}")
+            self._skip(rel, failure_reason(exc, "parse failed"))
         return None
 
     def _chunks(self, rel: str, parser: Parser, doc: ParsedDocument) -> tuple[Chunk, ...]:
@@ -372,6 +399,7 @@ class Indexer:
             code_max_chunk_chars=self.config.parsers.code.max_chunk_chars,
         )
         chunks = self.registry.chunkers[parser.chunker].chunk(doc, settings)
+        chunks = cap_chunks(chunks, rel, self.reporter.warn)
         binary = parser.kind == "binary"
         return tuple(
             attrs.evolve(c, quality_score=quality_score(c.content, exempt=binary or c.is_definition))
@@ -438,34 +466,42 @@ class Indexer:
             self._flush()
 
     # -- embedding and writing -----------------------------------------------------------------
-    def _embed(self, batch: list[_Prepared]):
-        texts = [t for p in batch for t in p.texts]
+    def _embed_one(self, prepared: _Prepared):
+        """One file's vectors. A failure is the file's (skipped by ``_guarded``) unless the model
+        fails on a probe text too: then no file is at fault and the run stops (R4.19)."""
         try:
-            return self.embedder.embed_documents(texts)
-        except GrooveError:
+            return self.embedder.embed_documents(prepared.texts)
+        except (KeyboardInterrupt, SystemExit):
             raise
-        except Exception as exc:
-            # Find the file that fails on its own so the message names it (R4.19).
-            for prepared in batch:
-                try:
-                    self.embedder.embed_documents(prepared.texts)
-                except Exception as inner:
-                    raise ModelError(f"failed to embed chunks for {prepared.rel}: {inner}") from inner
-            raise ModelError(f"failed to embed chunks for {batch[0].rel}: {exc}") from exc
+        except BaseException as exc:  # judged by the probe below
+            try:
+                self.embedder.embed_documents([PROBE_TEXT])
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as probe:  # the model itself is broken
+                raise RunFailed(f"failed to embed chunks for {prepared.rel}: {probe}") from probe
+            raise ModelError(f"failed to embed chunks: {failure_reason(exc)}") from exc
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
         if not batch:
             return
-        vectors = self._embed(batch)
+        try:
+            vectors = self.embedder.embed_documents([t for p in batch for t in p.texts])
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # noqa: BLE001 - find the file at fault, one by one
+            vectors = None
         offset = 0
         for prepared in batch:
             n = len(prepared.chunks)
-            self.store.replace_document(prepared.record, prepared.chunks, vectors[offset : offset + n])
+            with self._guarded(prepared.rel):
+                own = self._embed_one(prepared) if vectors is None else vectors[offset : offset + n]
+                self.store.replace_document(prepared.record, prepared.chunks, own)
+                self._settled.add(prepared.rel)
+                self.counts.updated += 1
+                self.lines.indexed(prepared.rel, n)
             offset += n
-            self._settled.add(prepared.rel)
-            self.counts.updated += 1
-            self.lines.indexed(prepared.rel, n)
 
     # -- end of run ----------------------------------------------------------------------------
     def _sweep(self, unseen: Callable[[str], bool]) -> None:

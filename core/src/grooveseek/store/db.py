@@ -75,6 +75,25 @@ def _open_failure(db_path: Path, exc: apsw.Error) -> StoreError:
 _OPEN_ERRORS = (apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, apsw.IOError, apsw.ReadOnlyError)
 
 
+# What makes the index file itself unusable mid-run (disk full, I/O error, locked past the busy
+# timeout, damaged, read-only): not one file's fault, so a run stops instead of skipping every file.
+_DATABASE_FAILURES = (
+    apsw.FullError,
+    apsw.IOError,
+    apsw.CorruptError,
+    apsw.NotADBError,
+    apsw.ReadOnlyError,
+    apsw.CantOpenError,
+    apsw.BusyError,
+    apsw.LockedError,
+)
+
+
+def is_database_failure(exc: BaseException) -> bool:
+    """True when ``exc`` says the index file failed, rather than one document's rows."""
+    return isinstance(exc, _DATABASE_FAILURES + (StoreError,))
+
+
 def refuse_special_file(db_path: Path) -> None:
     """A named pipe, socket or device where the index should be: SQLite would block on a FIFO
     forever, so refuse before opening. A symlink to a regular file is fine (``--force`` replaces

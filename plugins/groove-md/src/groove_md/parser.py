@@ -73,10 +73,9 @@ def split_frontmatter(text: str) -> Split:
         return Split(None, text)
     for end in range(1, len(lines)):
         if _is_fence(lines[end]):
-            body_lines = lines[end + 1 :]
-            while body_lines and not body_lines[0].strip():
-                body_lines.pop(0)
-            return Split("\n".join(lines[1:end]), "\n".join(body_lines))
+            # One slice past the leading blank lines: popping them one by one was quadratic.
+            first = next((i for i in range(end + 1, len(lines)) if lines[i].strip()), len(lines))
+            return Split("\n".join(lines[1:end]), "\n".join(lines[first:]))
     return Split(None, text)
 
 
