@@ -20,7 +20,8 @@ class ModelSpec:
     fastembed lists it (otherwise the plugin registers it with ``add_custom_model``, R5.6).
     ``hf_repo``/``model_file``/``additional_files`` describe the download, for the custom
     registration and for the pre-download recipe of R5.8. ``packaged`` marks the offline model
-    whose files ship inside installed packages (R5.24).
+    whose files ship inside installed packages (R5.24). ``max_input_tokens`` is the model's window:
+    the most tokens it reads from one input (``Embedder.max_input_tokens``).
     """
 
     id: str
@@ -35,6 +36,7 @@ class ModelSpec:
     additional_files: tuple[str, ...] = ()
     packaged: bool = False
     notes: str = ""
+    max_input_tokens: int = 512
 
     def download_recipe(self, cache_dir: str) -> str | None:
         """The ``hf download`` command that pre-fills ``cache_dir`` (R5.8), or None when packaged.
@@ -89,6 +91,7 @@ MODELS: dict[str, ModelSpec] = {
             additional_files=("onnx/model.onnx_data", "onnx/Constant_7_attr__value"),
             native=False,
             notes="multilingual (recommended for Japanese); ~2 GB RAM; slower",
+            max_input_tokens=8192,
         ),
         ModelSpec(
             id="minilm-l6-int8",
@@ -106,6 +109,7 @@ MODELS: dict[str, ModelSpec] = {
             native=False,
             packaged=True,
             notes="English; packaged with the plugin, loads offline; model_max_length 256",
+            max_input_tokens=256,
         ),
     )
 }
