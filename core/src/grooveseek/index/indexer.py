@@ -435,7 +435,9 @@ class Indexer:
         data = self._read(item)
         if parser is None or data is None:
             return
+        digest, size = hashlib.sha256(data).hexdigest(), len(data)
         doc = self._parse(item.rel, parser, data)
+        del data  # a big file's bytes are not kept past its parse (peak memory per file)
         if doc is None:
             return
         if doc.frontmatter_unparsed is not None:
@@ -452,7 +454,7 @@ class Indexer:
                 self.store.delete_documents([item.rel])
             self._settled.add(item.rel)
             return
-        record = self._record(item.rel, parser, doc, hashlib.sha256(data).hexdigest(), len(data))
+        record = self._record(item.rel, parser, doc, digest, size)
         if row is not None and self.store.chunk_signature(row.id) == [
             (c.heading, c.context, c.content) for c in chunks
         ]:

@@ -19,7 +19,8 @@ fields use the typed mapping (R3.89). See that module's docstring for the reason
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -62,20 +63,38 @@ def _is_fence(line: str) -> bool:
     return line.rstrip() == _FENCE
 
 
+def _lines(text: str, start: int = 0) -> Iterator[tuple[int, int]]:
+    """(start, end) of each ``\n``-separated line from ``start`` on, without splitting the text:
+    a list of every line of a 50 MiB note cost more memory than the note."""
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            yield start, len(text)
+            return
+        yield start, end
+        start = end + 1
+
+
 def split_frontmatter(text: str) -> Split:
     """R3.18: the block between a first line ``---`` and the next ``---`` line; else all body.
 
     The body is what follows the closing line with leading blank lines removed. An opening
-    ``---`` with no closing line is not an error: the whole text is body.
+    ``---`` with no closing line is not an error: the whole text is body. One pass over the
+    text, one slice per part (removing blank lines one by one was quadratic).
     """
-    lines = text.split("\n")
-    if not _is_fence(lines[0]):
+    lines = _lines(text)
+    _, first_end = next(lines)
+    if not _is_fence(text[:first_end]):
         return Split(None, text)
-    for end in range(1, len(lines)):
-        if _is_fence(lines[end]):
-            # One slice past the leading blank lines: popping them one by one was quadratic.
-            first = next((i for i in range(end + 1, len(lines)) if lines[i].strip()), len(lines))
-            return Split("\n".join(lines[1:end]), "\n".join(lines[first:]))
+    for start, end in lines:
+        if _is_fence(text[start:end]):
+            yaml_text = text[first_end + 1 : max(first_end + 1, start - 1)]  # without the last newline
+            body_start = len(text)
+            for line_start, line_end in _lines(text, end + 1) if end < len(text) else ():
+                if text[line_start:line_end].strip():
+                    body_start = line_start
+                    break
+            return Split(yaml_text, text[body_start:])
     return Split(None, text)
 
 
@@ -177,33 +196,33 @@ def load_yaml(yaml_text: str, first_line: int) -> tuple[yamlcore.Loaded | None, 
     return loaded, None
 
 
+# A line that is "## x" or "### x" once trimmed: the marker, a space, something after it.
+_HEADING = re.compile(r"^[^\S\n]*(###|##) (?=[^\n]*\S)", re.MULTILINE)
+
+
 def split_sections(body: str) -> tuple[Section, ...]:
     """R3.24, R3.26: raw sections at ``## `` / ``### `` lines (after trimming); fences not recognised.
 
     Text before the first heading is a section only when it is non-empty after trimming; every
     heading starts a section even when its body is empty. Contents are trimmed; the heading line
-    is not part of them.
+    is not part of them. Each content is one slice of the body between two heading lines.
     """
     sections: list[Section] = []
     heading: str | None = None
     level: int | None = None
-    lines: list[str] = []
-
-    def flush() -> None:
-        content = "\n".join(lines).strip()
+    content_start = 0
+    for match in _HEADING.finditer(body):
+        content = body[content_start : match.start()].strip()
         if heading is not None or content:
             sections.append(Section(heading=heading, level=level, text=content))
-
-    for line in body.split("\n"):
-        stripped = line.strip()
-        if stripped.startswith(("### ", "## ")):
-            flush()
-            level = 3 if stripped.startswith("### ") else 2
-            heading = stripped[level + 1 :].strip()
-            lines = []
-        else:
-            lines.append(line)
-    flush()
+        line_end = body.find("\n", match.end())
+        line_end = len(body) if line_end < 0 else line_end
+        level = len(match.group(1))
+        heading = body[match.end() : line_end].strip()
+        content_start = line_end + 1
+    content = body[content_start:].strip()
+    if heading is not None or content:
+        sections.append(Section(heading=heading, level=level, text=content))
     return tuple(sections)
 
 
@@ -222,7 +241,7 @@ class MarkdownParser(Parser):
     def parse(self, data: bytes, rel_path: str, ctx: ParseContext) -> ParsedDocument:
         """Parse a Markdown file; raises ``ParseError("not valid UTF-8")`` for undecodable bytes."""
         text = decode_text(data)  # validates and normalises newlines (R3.17)
-        raw = raw_text(data)
+        raw = raw_text(data) if b"\r" in data else text  # the same text: no second copy of a big file
         split = split_frontmatter(text)
         sections = split_sections(split.body)
         if split.yaml_text is None:
