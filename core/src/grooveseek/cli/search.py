@@ -9,6 +9,7 @@ from ..console import echo_err
 from ..index.guard import open_for_search
 from ..search.pipeline import run_search
 from ..search.request import resolve_request
+from ..text import terminal_safe
 from ..types import SearchFilters, SearchResponse
 from .options import (
     BOOL,
@@ -57,7 +58,7 @@ def render_text(response: SearchResponse, ratio: float) -> str:
         lines += ["", hit.content]
         blocks.append("\n".join(lines))
     head = f"[low_confidence: top1 / mean ratio < {ratio}]\n" if response.low_confidence else ""
-    return head + "\n---\n".join(blocks)
+    return terminal_safe(head + "\n---\n".join(blocks))  # KB text must not drive the terminal
 
 
 def _split_commas(values: tuple[str, ...]) -> tuple[str, ...]:
