@@ -3,7 +3,9 @@
 
     python3 dev.py demo    install everything into .venv, index the bundled sample KB offline, search it
     python3 dev.py test    install everything into .venv, run the lint checks, then the whole test suite
-    python3 dev.py lint    the lint checks alone: ruff check, ruff format --check
+    python3 dev.py lint    the lint checks alone: ruff check, ruff format --check, mypy, house limits
+    python3 dev.py gate    the retrieval-quality gate alone (groove eval --fail-on-regression, docs/eval.md);
+                           add --refresh to record a new baseline on purpose
     python3 dev.py fuzz [N]  the fuzzing harness (tests/fuzz) with random inputs, N examples per test
                            (default 2000); the test suite runs it derandomized with 40
 
@@ -47,9 +49,9 @@ def install() -> None:
     pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
     editable = [arg for m in MEMBERS for arg in ("-e", str(ROOT / m))]
-    subprocess.run(
-        pip + ["-c", str(ROOT / "constraints.txt")] + editable + ["pytest", "hypothesis", "onnx"], check=True
-    )
+    # Test and lint tools, pinned by constraints.txt like everything else.
+    tools = ["pytest", "hypothesis", "onnx", "ruff", "mypy", "types-PyYAML"]
+    subprocess.run(pip + ["-c", str(ROOT / "constraints.txt")] + editable + tools, check=True)
     stamp.write_text(digest)
 
 
@@ -70,11 +72,22 @@ def demo() -> int:
     return subprocess.run(cmd, check=False).returncode
 
 
+def source_dirs() -> list[str]:
+    """Every package's ``src`` folder (core, plugins/*, grammars/*), found rather than listed, so a
+    new plugin is type-checked without editing this file."""
+    found = [ROOT / "core" / "src"]
+    for group in ("plugins", "grammars"):
+        found += sorted(p for p in (ROOT / group).glob("*/src") if p.parent.name != "_template")
+    return [str(p.relative_to(ROOT)) for p in found]
+
+
 def lint() -> int:
     """The house checks: each runs even if an earlier one failed, so one run shows every problem."""
     checks = [
         [str(BIN / "ruff"), "check", "."],
         [str(BIN / "ruff"), "format", "--check", "."],
+        [str(BIN / "mypy"), *source_dirs()],
+        [str(PY), str(ROOT / "tools" / "house_limits.py")],
     ]
     failed = [cmd for cmd in checks if subprocess.run(cmd, cwd=ROOT, check=False).returncode != 0]
     for cmd in failed:
@@ -82,9 +95,40 @@ def lint() -> int:
     return 1 if failed else 0
 
 
+GATE = ROOT / "tests" / "gate"
+
+
+def gate(refresh: bool = False) -> int:
+    """Index the fixture corpora into a temporary KB and run ``groove eval --fail-on-regression``
+    against the committed baseline history; ``--refresh`` writes a new baseline instead."""
+    work = Path(tempfile.mkdtemp(prefix="groove-gate-"))
+    kb = work / "kb"
+    for corpus in ("npm-docs", "js-primer"):
+        shutil.copytree(ROOT / "tests" / "fixtures" / "corpora" / corpus, kb / corpus)
+    history = kb / ".groove-eval-history.json"
+    if not refresh:
+        shutil.copyfile(GATE / "history.json", history)
+    groove = [str(BIN / "groove")]
+    rc = subprocess.run([*groove, "index", "--kb-path", str(kb), "--quiet"], check=False).returncode
+    if rc != 0:
+        return rc
+    golden = ["--golden", str(GATE / "golden.yml")]
+    flags = ["--no-diff"] if refresh else ["--fail-on-regression"]
+    rc = subprocess.run([*groove, "eval", "--kb-path", str(kb), *golden, *flags], check=False).returncode
+    if rc == 0 and refresh:
+        shutil.copyfile(history, GATE / "history.json")
+        print(f"dev.py: new gate baseline written to {GATE / 'history.json'}; commit it", file=sys.stderr)
+    elif rc != 0:
+        print("dev.py: the retrieval-quality gate failed (see docs/eval.md)", file=sys.stderr)
+    return rc
+
+
 def test(extra: list[str]) -> int:
     if not extra and lint() != 0:
         print("dev.py: lint failed; fix it before the tests run (python3 dev.py lint)", file=sys.stderr)
+        return 1
+    # The gate runs before pytest so that pytest's summary stays the run's closing line.
+    if not extra and gate() != 0:
         return 1
     rc = subprocess.run([str(PY), "-m", "pytest", *extra], cwd=ROOT, check=False).returncode
     if rc == 5:  # pytest: no tests collected. A suite that runs nothing must not pass.
@@ -103,7 +147,7 @@ def fuzz(extra: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"demo", "test", "install", "lint", "fuzz"}:
+    if not argv or argv[0] not in {"demo", "test", "install", "lint", "gate", "fuzz"}:
         print(__doc__, file=sys.stderr)
         return 2
     install()
@@ -113,6 +157,8 @@ def main(argv: list[str]) -> int:
         return test(argv[1:])
     if argv[0] == "lint":
         return lint()
+    if argv[0] == "gate":
+        return gate(refresh="--refresh" in argv[1:])
     if argv[0] == "fuzz":
         return fuzz(argv[1:])
     return 0

@@ -56,7 +56,9 @@ def run(npm_kb, tmp_path: Path):
         toml = f'kb_path = "{npm_kb.kb}"\nmodel = "minilm-l6-int8"\n{extra_toml}'
         config.write_text(toml, encoding="utf-8")
         result = CliRunner().invoke(
-            cli, ["--config", str(config), "eval", "--golden", str(golden), *args], catch_exceptions=False
+            cli,
+            ["--config", str(config), "eval", "--golden", str(golden), "--no-history", *args],
+            catch_exceptions=False,
         )
         assert result.exit_code == 0, result.output
         return result

@@ -117,7 +117,7 @@ def test_eval_reports_metrics_for_the_golden_subset(npm_kb, tmp_path):
         '    expected: [{path: "configuring-npm/folders.md"}, {path: "commands/npm-root.md"}]\n',
         encoding="utf-8",
     )
-    result = npm_kb.run("eval", "--golden", str(golden), "--format", "json")
+    result = npm_kb.run("eval", "--golden", str(golden), "--format", "json", "--no-history")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["aggregate"]["query_count"] == 2
@@ -132,6 +132,8 @@ def test_fts_only_and_vector_only_eval_legs_run(npm_kb, tmp_path):
         'queries:\n  - query: "npm explain"\n    expected: [{path: "commands/npm-explain.md"}]\n'
     )
     for legs in ("fts", "vector"):
-        result = npm_kb.run("eval", "--golden", str(golden), "--legs", legs, "--format", "json")
+        result = npm_kb.run(
+            "eval", "--golden", str(golden), "--legs", legs, "--format", "json", "--no-history"
+        )
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["fingerprint"]["legs"] == legs

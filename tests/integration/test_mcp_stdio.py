@@ -92,8 +92,11 @@ class Remote:
 
     def tool(self, name: str, arguments: dict[str, Any]) -> Any:
         result = self.call("call_tool", name, arguments)
-        assert not result.is_error and len(result.content) == 1 and result.content[0].type == "text"
-        return json.loads(result.content[0].text)
+        assert len(result.content) == 1 and result.content[0].type == "text"
+        value = json.loads(result.content[0].text)
+        # A refusal keeps its {"error": ...} text and sets isError (MCP spec; R7.3 as amended).
+        assert result.is_error == ("error" in value), (result.is_error, value)
+        return value
 
 
 @contextlib.asynccontextmanager

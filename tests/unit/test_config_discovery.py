@@ -10,6 +10,7 @@ import pytest
 
 from grooveseek.config import (
     KB_PATH_REQUIRED,
+    NEW_INDEX_MODEL,
     GrooveConfig,
     LoadedConfig,
     describe,
@@ -272,8 +273,17 @@ def test_kb_path_symlink_is_resolved(tmp_path):
 
 
 def test_selection_defaults():
+    # Nothing names a model: the new-index default, marked "default" so build_app can swap in the
+    # model an existing index records (app.follow_index).
     selection = plugin_selection(GrooveConfig())
-    assert (selection.parsers, selection.embedder, selection.reranker) == (("md",), "bge-small-en-v1.5", None)
+    assert (selection.parsers, selection.embedder, selection.reranker) == (("md",), NEW_INDEX_MODEL, None)
+    assert selection.embedder_from == "default"
+
+
+def test_selection_names_the_model_key_even_when_it_equals_the_default():
+    # model = "minilm-l6-int8" written in a file is a choice the user made, not the default.
+    selection = plugin_selection(GrooveConfig(model=NEW_INDEX_MODEL))
+    assert (selection.embedder, selection.embedder_from) == (NEW_INDEX_MODEL, "model")
 
 
 def test_selection_uses_config():

@@ -65,7 +65,8 @@ def _lookup(data: dict, path: tuple[str, ...]) -> bool:
 def test_schema_walk_finds_nested_keys():
     paths = _key_paths()
     assert ("search", "mmr", "lambda") in paths and ("kb_path",) in paths
-    assert ("embedding", "api_key") in paths and len(paths) == 52  # every key of SPEC §1.3
+    # every key of SPEC §1.3, plus [index].path (issue 8)
+    assert ("embedding", "api_key") in paths and len(paths) == 53
 
 
 def test_example_copies_are_identical():

@@ -174,7 +174,7 @@ def test_untrusted_without_restricted_keys_has_no_warnings(world):
 
 def test_untrusted_plugin_model_is_ignored(world):
     loaded = _load_cwd(world, 'model = "my-embedder"\n')
-    assert loaded.config.model == "bge-small-en-v1.5"
+    assert loaded.config.model is None  # not named: the index's own model, or the new-index default
     warning = _warning(loaded, 'model "my-embedder"')
     assert "built-in FastEmbed model" in warning and "name the file with --config" in warning
 

@@ -4,6 +4,7 @@ This facade is the public API for plugin authors: the hook marker, the plugin in
 values that cross module boundaries.
 """
 
+from .config.model import GrooveConfig
 from .errors import GrooveError, ParseError
 from .hookspecs import hookimpl
 from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
@@ -18,6 +19,7 @@ __all__ = [
     "Chunker",
     "Embedder",
     "Grammar",
+    "GrooveConfig",
     "GrooveError",
     "Hit",
     "ParseContext",

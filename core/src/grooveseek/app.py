@@ -15,20 +15,30 @@ from pathlib import Path
 import attrs
 
 from .config import (
+    NEW_INDEX_MODEL,
     GrooveConfig,
     LoadedConfig,
     describe,
     launcher_dir_from_argv,
     load_config,
     plugin_selection,
+    resolve_index_path,
     resolve_kb_path,
 )
 from .console import echo_err
-from .errors import GrooveError, PluginLoadError
-from .index.guard import db_path_for
+from .errors import ConfigError, GrooveError, PluginLoadError
+from .index.guard import ModelChoice
 from .interfaces import Embedder, Reranker
-from .plugins import LoadedPlugins, MissingPluginError, PluginSelection, check_selected, load_plugins
+from .plugins import (
+    LoadedPlugins,
+    MissingPluginError,
+    PluginSelection,
+    check_selected,
+    installed_entry_points,
+    load_plugins,
+)
 from .registry import Registry
+from .store.store import peek_meta
 
 log = logging.getLogger("grooveseek.config")
 
@@ -55,6 +65,50 @@ class App:
         if not self.selection.reranker:
             return None
         return self.registry.rerankers[self.selection.reranker]
+
+    @property
+    def model_choice(self) -> ModelChoice | None:
+        """Who named the embedder, for the mismatch message; None when nobody did (the index's own
+        model or the new-index default), since that choice cannot disagree with the index."""
+        source = self.selection.embedder_from
+        if source is None or source in ("default", "index"):
+            return None
+        if source.startswith("--"):
+            return ModelChoice(chosen_by=source, undo=f"drop {source}")
+        where = f" in {self.loaded.path}" if self.loaded.path else ""
+        return ModelChoice(
+            chosen_by=f"{source}{where}", undo=f"remove {source} from {self.loaded.path or 'the config'}"
+        )
+
+
+def follow_index(selection: PluginSelection, db: Path, kb: Path) -> PluginSelection:
+    """No flag or key named a model: use the one the index at ``db`` records, else NEW_INDEX_MODEL.
+
+    An existing index keeps the model it was built with, so no command needs ``--model`` after the
+    first ``groove index``; only a new (or still empty) index gets the packaged default.
+
+    Raises:
+        ConfigError: the index was built through an OpenAI-compatible endpoint no config names.
+        PluginLoadError: the recorded model's plugin is not installed.
+    """
+    recorded = peek_meta(db, "embedding_identity")
+    if recorded is None:
+        return selection
+    rebuild = f"`groove index --kb-path {kb} --force --model {NEW_INDEX_MODEL}`"
+    if recorded.startswith("openai-compatible:"):
+        raise ConfigError(
+            f"{db}: the index was built through an OpenAI-compatible endpoint ({recorded}), and no "
+            'config sets [embedding].provider = "openai-compatible"; pass the groove.toml that built it '
+            f"with --config, or rebuild the index with the packaged model: {rebuild}"
+        )
+    installed = sorted(installed_entry_points("embedders"))
+    if recorded not in installed:
+        raise PluginLoadError(
+            f'{db}: the index was built with the embedding model "{recorded}", which no installed '
+            f"plugin provides (installed: {', '.join(installed) or 'none'}); install the plugin that "
+            f"provides it, or rebuild the index with an installed model: {rebuild}"
+        )
+    return attrs.evolve(selection, embedder=recorded, embedder_from="index")
 
 
 def load_checked_config(config_path: str | None) -> LoadedConfig:
@@ -169,18 +223,32 @@ def build_app(
     model: str | None = None,
     reranker: str | None = None,
     with_embedder: bool = True,
+    index_path: str | None = None,
+    extra_parsers: tuple[str, ...] = (),
 ) -> App:
-    """Validate config, plugins, model settings and the KB path; nothing is opened or loaded yet.
+    """Validate config, plugins, model settings, the KB path and the index path; nothing is opened
+    or loaded yet (the index may be peeked at, read-only, for the model it records).
 
     With ``with_embedder=False`` the embedder and reranker are still checked against installed
-    metadata, but neither imported nor validated (the command uses neither).
+    metadata, but neither imported nor validated (the command uses neither). ``extra_parsers`` are
+    loaded whatever ``[parsers].enabled`` says (``groove validate`` reads every ``.md`` file, R8.21).
     """
     loaded = load_checked_config(config_path)
     selection = plugin_selection(loaded.config, model=model, reranker=reranker)
+    located: tuple[Path, Path] | None = None
+    if with_embedder and selection.embedder_from == "default":
+        kb = resolve_kb_path(loaded, kb_path)
+        located = kb, resolve_index_path(loaded, index_path, kb)
+        selection = follow_index(selection, located[1], kb)
     check_selection(loaded, selection)
     if not with_embedder:
         selection = attrs.evolve(selection, embedder=None, reranker=None)
+    if extra_parsers:
+        parsers = (*selection.parsers, *(p for p in extra_parsers if p not in selection.parsers))
+        selection = attrs.evolve(selection, parsers=parsers)
     _, registry = load_registry(loaded, selection)
     validate_models(selection, registry)  # after import, before any command opens the index
-    kb = resolve_kb_path(loaded, kb_path)
-    return App(loaded=loaded, selection=selection, registry=registry, kb=kb, db=db_path_for(kb))
+    if located is None:
+        kb = resolve_kb_path(loaded, kb_path)
+        located = kb, resolve_index_path(loaded, index_path, kb)
+    return App(loaded=loaded, selection=selection, registry=registry, kb=located[0], db=located[1])

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -35,7 +36,7 @@ __all__ = ["GlobPattern", "GlobSyntaxError", "PathMatcher", "compile_glob", "mat
 # ("sep",), ("rest",) = a trailing whole-segment "**", ("segs",) = "**/" (zero or more segments,
 # each with its "/"), ("segs_then_sep",) = a "**" ending an alternative whose group is followed by
 # "/" (zero segments skips that "/"), and ("alt", (sequence, ...)).
-Node = tuple
+Node = tuple[Any, ...]  # heterogeneous by kind, see above
 Seq = tuple[Node, ...]
 # Nesting is recursion in the parser and the NFA builder; real patterns use one or two levels.
 MAX_NESTING = 32
@@ -293,8 +294,12 @@ class _Nfa:
     def _node(self, node: Node, cont: int, skip: int | None) -> int:
         kind = node[0]
         if kind == "lit":
-            ch = node[1]
-            return self._state(lambda c, ch=ch: c == ch, [cont])
+            ch: str = node[1]
+
+            def same(c: str, ch: str = ch) -> bool:
+                return c == ch
+
+            return self._state(same, [cont])
         if kind == "one":
             return self._state(_not_slash, [cont])
         if kind == "class":
@@ -374,7 +379,11 @@ class GlobPattern:
     def _step(self, tables: _Tables, current: int, ch: str) -> int:
         with self._lock:
             nfa = self._nfa
-            targets = [nfa.outs[s][0] for s in tables.sets[current] if s != nfa.accept and nfa.preds[s](ch)]
+            targets = [
+                nfa.outs[s][0]
+                for s in tables.sets[current]
+                if s != nfa.accept and (pred := nfa.preds[s]) is not None and pred(ch)
+            ]
             nxt = self._intern(tables, nfa.closure(targets))
             tables.moves[current][ch] = nxt
             if len(tables.sets) > self.MAX_DFA_STATES and tables is self._tables:

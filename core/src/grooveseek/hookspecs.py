@@ -9,11 +9,12 @@ wrong ``api_version``. No hook is historic and none is a wrapper.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
 
 if TYPE_CHECKING:
+    from .config import GrooveConfig
     from .interfaces import Chunker, Embedder, Grammar, Parser, Reranker
 
 hookspec = pluggy.HookspecMarker("grooveseek")
@@ -21,7 +22,7 @@ hookimpl = pluggy.HookimplMarker("grooveseek")
 
 
 @hookspec
-def register_parsers(register: Callable[[Parser], None], config: Any) -> None:
+def register_parsers(register: Callable[[Parser], None], config: GrooveConfig) -> None:
     """Register Parser instances (file bytes -> ParsedDocument).
 
     Args:
@@ -31,20 +32,20 @@ def register_parsers(register: Callable[[Parser], None], config: Any) -> None:
 
 
 @hookspec
-def register_chunkers(register: Callable[[Chunker], None], config: Any) -> None:
+def register_chunkers(register: Callable[[Chunker], None], config: GrooveConfig) -> None:
     """Register Chunker instances (ParsedDocument -> list[Chunk]); a parser names the one it needs."""
 
 
 @hookspec
-def register_embedders(register: Callable[[Embedder], None], config: Any) -> None:
+def register_embedders(register: Callable[[Embedder], None], config: GrooveConfig) -> None:
     """Register Embedder instances; the model selection of SPEC R5.5 picks one by id."""
 
 
 @hookspec
-def register_rerankers(register: Callable[[Reranker], None], config: Any) -> None:
+def register_rerankers(register: Callable[[Reranker], None], config: GrooveConfig) -> None:
     """Register Reranker instances; ``reranker`` in groove.toml (or ``--reranker``) picks one or "none"."""
 
 
 @hookspec
-def register_grammars(register: Callable[[Grammar], None], config: Any) -> None:
+def register_grammars(register: Callable[[Grammar], None], config: GrooveConfig) -> None:
     """Register tree-sitter Grammars for the built-in code parser and chunker."""

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, TypeAlias
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from .types import Chunk, ChunkSettings, ParseContext, ParsedDocument
 
 PLUGIN_API_VERSION = 1
+
+#: What an embedder returns: float32 rows (or one row for a query), unit length.
+FloatArray: TypeAlias = npt.NDArray[np.float32]
 
 
 class Parser(ABC):
@@ -83,15 +87,24 @@ class Embedder(ABC):
         accepts everything, so plugins written before this hook keep working unchanged.
         """
 
+    def available_offline(self) -> bool:
+        """True when ``load()`` needs no download: the model is packaged, already cached, or remote.
+
+        The model guard offers "rebuild the index with this model" only when this is True, so a
+        user is never told to throw away a working index for a model they do not have. Cheap: it
+        must not load or download anything. Optional: the default says True.
+        """
+        return True
+
     def load(self) -> None:
         """Load the model now (so start-up pays the cost and reports failures early)."""
 
     @abstractmethod
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         """Return an array of shape ``(len(texts), dimension)``, one row per text, in order."""
 
     @abstractmethod
-    def embed_query(self, text: str) -> np.ndarray:
+    def embed_query(self, text: str) -> FloatArray:
         """Return one vector of shape ``(dimension,)`` for a search query."""
 
     def probe_before_reset(self) -> None:

@@ -14,12 +14,13 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import attrs
 import pluggy
+from pluggy import HookImpl, Result
 
 from . import hookspecs
 from .errors import PluginLoadError
@@ -189,10 +190,12 @@ def check_selected(selection: PluginSelection) -> None:
 
 
 def _trace(pm: pluggy.PluginManager) -> None:
-    def before(hook_name: str, hook_impls: list, kwargs: dict) -> None:
+    def before(hook_name: str, hook_impls: Sequence[HookImpl], kwargs: Mapping[str, object]) -> None:
         print(f"hook {hook_name}: {[impl.plugin_name for impl in hook_impls]}", file=sys.stderr)
 
-    def after(outcome: Any, hook_name: str, hook_impls: list, kwargs: dict) -> None:
+    def after(
+        outcome: Result[object], hook_name: str, hook_impls: Sequence[HookImpl], kwargs: Mapping[str, object]
+    ) -> None:
         print(f"hook {hook_name} done", file=sys.stderr)
 
     pm.add_hookcall_monitoring(before, after)

@@ -39,14 +39,14 @@ import numpy as np
 from .app import App
 from .errors import GrooveError, IndexMissing
 from .index.forced import run_forced
-from .index.guard import check_model, open_for_index, open_for_search
+from .index.guard import ModelChoice, check_model, open_for_index, open_for_search
 from .index.indexer import Indexer, IndexOptions, walk_policy
 from .index.report import Reporter
 from .interfaces import Embedder, Reranker
 from .search.pipeline import run_search
 from .search.query import compile_query
 from .search.request import SearchRequest
-from .store.store import Store
+from .store.interface import IndexStore
 from .types import IndexSummary, SearchResponse
 from .walker import WalkPolicy
 
@@ -133,6 +133,45 @@ class FairGate:
             self._cond.notify_all()
 
 
+class ModelLoader:
+    """Loads the models of a server once, in a background thread, so the MCP handshake and the
+    listings never wait for them; every model call waits here until the load has finished.
+
+    A failed load is kept and raised to every caller that needs the model (each search then
+    answers with the plugin's own message), while calls that need no model keep working.
+    """
+
+    def __init__(
+        self, loads: Sequence[Callable[[], None]], on_error: Callable[[BaseException], None]
+    ) -> None:
+        self._loads = tuple(loads)
+        self._on_error = on_error
+        self._done = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="groove-model-load", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for load in self._loads:
+                load()
+        except BaseException as exc:  # noqa: BLE001 - kept and re-raised to each caller that waits
+            self._error = exc
+            self._on_error(exc)
+        finally:
+            self._done.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the load has finished; raise what it failed with. False on a timeout."""
+        if not self._done.wait(timeout):
+            return False
+        if self._error is not None:
+            raise self._error
+        return True
+
+
 class SharedEmbedder(Embedder):
     """The one process-wide embedder; query embedding passes the gate (R4.41's embedder lock).
 
@@ -150,22 +189,32 @@ class SharedEmbedder(Embedder):
         self.dimension = inner.dimension
         self.batch_size = inner.batch_size
         self.api_version = inner.api_version
+        self.loader: ModelLoader | None = None  # set while a background load runs (``serve``)
 
     def __getattr__(self, name: str) -> Any:  # plugin-specific extras (spec, cache_dir, ...)
-        if name == "inner":
+        if name in ("inner", "loader"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
+    def _loaded(self) -> None:
+        if self.loader is not None:
+            self.loader.wait()
+
     def load(self) -> None:
-        self.inner.load()  # FastEmbed serialises loading itself; a load is not a model call
+        if self.loader is not None:
+            self.loader.wait()
+        else:
+            self.inner.load()  # FastEmbed serialises loading itself; a load is not a model call
 
     def probe_before_reset(self) -> None:
         self.inner.probe_before_reset()
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        self._loaded()
         return self.inner.embed_documents(texts)
 
     def embed_query(self, text: str) -> np.ndarray:
+        self._loaded()  # before the gate: a search waiting for the load holds no permit
         with self.gate:
             return self.inner.embed_query(text)
 
@@ -196,16 +245,22 @@ class _GatedReranker(Reranker):
         self.id = inner.id
         self.api_version = inner.api_version
         self.licence_note = inner.licence_note
+        self.loader: ModelLoader | None = None
 
     def __getattr__(self, name: str) -> Any:
-        if name == "inner":
+        if name in ("inner", "loader"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
     def load(self) -> None:
-        self.inner.load()
+        if self.loader is not None:
+            self.loader.wait()
+        else:
+            self.inner.load()
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        if self.loader is not None:
+            self.loader.wait()
         with self.gate:
             return self.inner.score(query, texts)
 
@@ -230,13 +285,16 @@ class ReadPool:
     --force`` from another process) is never read through a stale handle.
     """
 
-    def __init__(self, db: Path, kb: Path, embedder: Embedder, *, max_idle: int) -> None:
+    def __init__(
+        self, db: Path, kb: Path, embedder: Embedder, *, max_idle: int, choice: ModelChoice | None = None
+    ) -> None:
         self.db = db
         self.kb = kb
         self.embedder = embedder
+        self.choice = choice
         self.max_idle = max_idle
         self._lock = threading.Lock()
-        self._idle: list[tuple[Store, tuple[int, int]]] = []
+        self._idle: list[tuple[IndexStore, tuple[int, int]]] = []
         self._closed = False
         self.opened = 0  # connections opened so far (for tests and the bench)
 
@@ -244,7 +302,7 @@ class ReadPool:
         """Fail fast, before a model call, when there is no index to read."""
         _file_identity(self.db, self.kb)
 
-    def acquire(self) -> tuple[Store, tuple[int, int]]:
+    def acquire(self) -> tuple[IndexStore, tuple[int, int]]:
         identity = _file_identity(self.db, self.kb)
         store = None
         with self._lock:
@@ -259,20 +317,20 @@ class ReadPool:
         if store is None:
             return self._open(), identity
         try:
-            check_model(store, self.embedder, self.kb)
+            check_model(store, self.embedder, self.kb, self.choice)
         except BaseException:
             store.close()
             raise
         return store, identity
 
-    def _open(self) -> Store:
-        store = open_for_search(self.db, self.kb, self.embedder)
+    def _open(self) -> IndexStore:
+        store = open_for_search(self.db, self.kb, self.embedder, self.choice)
         store.make_reader(READER_MMAP_BYTES)
         with self._lock:
             self.opened += 1
         return store
 
-    def release(self, store: Store, identity: tuple[int, int], *, reusable: bool) -> None:
+    def release(self, store: IndexStore, identity: tuple[int, int], *, reusable: bool) -> None:
         # A connection still holding a read snapshot (a caller kept an unfinished cursor) is not
         # handed on: the next caller would read stale data, and checkpoints would stall behind it.
         # txn_state sees such a statement; in_transaction does not (autocommit mode).
@@ -312,16 +370,39 @@ class KBService:
         self.embedder = SharedEmbedder(app.embedder, self.gate)
         inner_reranker = app.reranker
         self.reranker = None if inner_reranker is None else _GatedReranker(inner_reranker, self.gate)
-        self.pool = ReadPool(app.db, app.kb, self.embedder, max_idle=max_idle_readers or MAX_IDLE_READERS)
+        self.pool = ReadPool(
+            app.db,
+            app.kb,
+            self.embedder,
+            max_idle=max_idle_readers or MAX_IDLE_READERS,
+            choice=app.model_choice,
+        )
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._rebuild_started: float | None = None
         self._watcher: Watcher | None = None
         self._closed = False
 
+    # -- models --------------------------------------------------------------------------------
+    def load_models_in_background(self, on_error: Callable[[BaseException], None]) -> ModelLoader:
+        """Start loading the embedder and the reranker; model calls wait for it, nothing else does.
+
+        ``serve`` uses this so the MCP handshake and the listings answer while the model loads
+        (clients give up on a slow ``initialize``); ``on_error`` reports a failed load once.
+        """
+        loads = [self.embedder.inner.load]
+        if self.reranker is not None:
+            loads.append(self.reranker.inner.load)
+        loader = ModelLoader(loads, on_error)
+        self.embedder.loader = loader
+        if self.reranker is not None:
+            self.reranker.loader = loader
+        loader.start()
+        return loader
+
     # -- reads ---------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def reader(self) -> Iterator[Store]:
+    def reader(self) -> Iterator[IndexStore]:
         """A read connection for one call; never waits for a writer (WAL snapshot)."""
         store, identity = self.pool.acquire()
         reusable = False
@@ -334,7 +415,7 @@ class KBService:
     def search(
         self,
         request: SearchRequest,
-        finish: Callable[[Store, SearchResponse], SearchResponse] | None = None,
+        finish: Callable[[IndexStore, SearchResponse], SearchResponse] | None = None,
     ) -> SearchResponse:
         """Run the pipeline; the query is embedded first, outside any database resource (R4.41).
 
@@ -355,7 +436,7 @@ class KBService:
 
     # -- writes --------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def writer(self) -> Iterator[Store]:
+    def writer(self) -> Iterator[IndexStore]:
         """The write connection under the write lock; closed (any transaction rolled back) on exit."""
         self._check_open()
         with self._write_lock:
@@ -373,9 +454,17 @@ class KBService:
                 raise RebuildRunning(time.monotonic() - self._rebuild_started)
             self._rebuild_started = time.monotonic()
 
-        def index_into(store: Store) -> IndexSummary:
+        def index_into(store: IndexStore) -> IndexSummary:
             reporter = Reporter(quiet=True, sink=self._log)
-            indexer = Indexer(self.app.kb, store, self.app.config, self.app.registry, self.embedder, reporter)
+            indexer = Indexer(
+                self.app.kb,
+                store,
+                self.app.config,
+                self.app.registry,
+                self.embedder,
+                reporter,
+                self.app.model_choice,
+            )
             return indexer.run(IndexOptions(force=force))
 
         try:
@@ -448,6 +537,7 @@ class KBService:
 __all__ = [
     "FairGate",
     "KBService",
+    "ModelLoader",
     "ReadPool",
     "RebuildRunning",
     "ServiceClosed",

@@ -7,7 +7,7 @@ the indexer stores them; search returns ``Hit`` values wrapped in a ``SearchResp
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -49,7 +49,7 @@ class ParsedDocument:
     topic: str | None = None
     depth: str | None = None
     tags: tuple[str, ...] = ()
-    frontmatter: Mapping[str, Any] | None = None
+    frontmatter: Mapping[str, object] | None = None
     frontmatter_unparsed: str | None = None
     truncated: bool = False
     system_tags: tuple[str, ...] = ()
@@ -113,9 +113,9 @@ class IndexSummary:
     not_addressable: int = 0
     error: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """The ``rebuild_index`` shape: exactly the R4.34 keys, plus ``error`` when set."""
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "total_documents": self.total_documents,
             "updated": self.updated,
             "renamed": self.renamed,
@@ -144,16 +144,16 @@ class Hit:
     tags: tuple[str, ...]
     content: str
     match_spans: tuple[tuple[int, int], ...] | None = None
-    expanded_from: Mapping[str, Any] | None = None
+    expanded_from: Mapping[str, object] | None = None
     start_line: int | None = None
     end_line: int | None = None
     symbol_kind: str | None = None
     uri: str | None = None
-    explain: Mapping[str, Any] | None = None  # only with --explain (design): per-leg ranks and scores
+    explain: Mapping[str, object] | None = None  # only with --explain (design): per-leg ranks and scores
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """The wire shape, keys in R6.53 order, optional keys absent rather than null."""
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "score": self.score,
             "path": self.path,
             "title": self.title,
@@ -182,9 +182,9 @@ class SearchResponse:
 
     results: tuple[Hit, ...]
     low_confidence: bool
-    filter_applied: Mapping[str, Any]
+    filter_applied: Mapping[str, object]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "results": [hit.as_dict() for hit in self.results],
             "low_confidence": self.low_confidence,

@@ -349,10 +349,10 @@ def test_each_plugin_object_registers_exactly_its_embedder(plugin: Any) -> None:
 
 def test_import_and_registration_do_not_import_fastembed_or_onnxruntime() -> None:
     code = (
-        "import sys, groove_fastembed as g\n"
+        "import sys, groove_fastembed as g\nfrom grooveseek import GrooveConfig\n"
         "out = []\n"
         "for p in (g.bge_small_en_v15, g.bge_m3, g.minilm_l6_int8):\n"
-        "    p.register_embedders(register=out.append, config=None)\n"
+        "    p.register_embedders(register=out.append, config=GrooveConfig())\n"
         "assert [e.dimension for e in out] == [384, 1024, 384]\n"
         "heavy = ('fastembed', 'onnxruntime', 'tokenizers')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"

@@ -483,10 +483,10 @@ def test_each_plugin_object_registers_exactly_its_reranker(plugin: Any) -> None:
 
 def test_importing_and_registering_rerankers_imports_no_model_library() -> None:
     code = (
-        "import sys, groove_fastembed as g\n"
+        "import sys, groove_fastembed as g\nfrom grooveseek import GrooveConfig\n"
         "out = []\n"
         "for p in (g.bge_v2_m3, g.jina_v2_ml, g.bge_base):\n"
-        "    p.register_rerankers(register=out.append, config=None)\n"
+        "    p.register_rerankers(register=out.append, config=GrooveConfig())\n"
         "assert [r.id for r in out] == ['bge-v2-m3', 'jina-v2-ml', 'bge-base']\n"
         "heavy = ('fastembed', 'onnxruntime', 'tokenizers', 'onnx')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"

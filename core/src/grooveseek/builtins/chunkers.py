@@ -9,10 +9,10 @@ pages, sheets, slides). Quality scores are not computed here: the indexer calls 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 import attrs
 
+from ..config.model import GrooveConfig
 from ..hookspecs import hookimpl
 from ..interfaces import Chunker
 from ..types import Chunk, ChunkSettings, ParsedDocument, Section
@@ -193,7 +193,7 @@ class PagesChunker(Chunker):
 
 
 @hookimpl
-def register_chunkers(register: Callable[[Chunker], None], config: Any) -> None:
+def register_chunkers(register: Callable[[Chunker], None], config: GrooveConfig) -> None:
     """Register the built-in ``sections``, ``whole`` and ``pages`` chunkers."""
     register(SectionsChunker())
     register(WholeChunker())

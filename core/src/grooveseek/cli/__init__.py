@@ -28,6 +28,9 @@ COMMANDS = {
     "eval": "grooveseek.cli.eval:eval_command",
     "plugins": "grooveseek.cli.plugins:plugins_command",
     "serve": "grooveseek.cli.serve:serve_command",
+    "validate": "grooveseek.cli.validate:validate_command",
+    "doctor": "grooveseek.cli.doctor:doctor_command",
+    "tune": "grooveseek.cli.tune:tune_command",
 }
 
 

@@ -21,7 +21,9 @@ from ..app import App, build_app
 from ..console import echo_err
 from ..errors import GrooveError, ReadRefused
 from ..eval import METRIC_VERSION, EvalError, EvalRun
+from ..eval.gate import apply_history
 from ..eval.golden import GoldenSet, missing_golden_message, parse_golden
+from ..eval.quotes import golden_quote_findings
 from ..eval.report import render_json, render_text
 from ..eval.runner import effective_limit, normalize_k_values, run_eval
 from ..fsread import (
@@ -36,13 +38,14 @@ from ..index.guard import open_for_search
 from ..search.pipeline import run_search
 from ..search.query import FTS_QUERY_VERSION, compile_query
 from ..search.request import MAX_LIMIT, FusionSettings, SearchRequest, clamp_limit, resolve_request
-from ..types import SearchFilters
+from ..types import Hit, SearchFilters
 from .options import (
     BOOL,
     config_option,
     effective_config_path,
     finite,
     format_option,
+    index_path_of,
     kb_option,
     model_option,
 )
@@ -118,7 +121,11 @@ def _load_golden(path: Path, kb: Path) -> GoldenSet:
             # ELOOP with a last component that is no link: a loop among the directories above it.
             cause = "a directory on the path is part of a symbolic link loop; check the path"
         raise EvalError(f"failed to read golden file: {path}", cause) from None
-    return parse_golden(data, str(path), check_query=lambda q: compile_query(q) and None)
+    return parse_golden(data, str(path), check_query=_check_query)
+
+
+def _check_query(query: str) -> None:
+    compile_query(query)  # raises on a query the search would refuse
 
 
 def _too_large(size: int) -> str:
@@ -128,7 +135,14 @@ def _too_large(size: int) -> str:
     )
 
 
-def _fingerprint(app: App, request: SearchRequest, golden: GoldenSet, ks: tuple[int, ...], legs: str) -> dict:
+def _fingerprint(
+    app: App,
+    request: SearchRequest,
+    golden: GoldenSet,
+    ks: tuple[int, ...],
+    legs: str,
+    context_mode: str | None,
+) -> dict[str, Any]:
     """R10.15: what makes two runs comparable; optional parts appear only when they are on."""
     fingerprint: dict[str, Any] = {
         "model": app.embedder.identity,
@@ -154,6 +168,8 @@ def _fingerprint(app: App, request: SearchRequest, golden: GoldenSet, ks: tuple[
             "context": fusion.context_weight,
             "content": fusion.content_weight,
         }
+    if context_mode == "static":  # the index's mode, not the config's (R10.15)
+        fingerprint["context_mode"] = "static"
     if legs != "hybrid":
         fingerprint["legs"] = legs
     return fingerprint
@@ -175,16 +191,16 @@ def _run(
         warn=lambda m: echo_err(f"warning: {m}"),
         **stages,
     )
-    fingerprint = _fingerprint(app, base, golden, ks, legs)
-    store = open_for_search(app.db, app.kb, app.embedder)
+    store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
+        fingerprint = _fingerprint(app, base, golden, ks, legs, store.meta("context_mode"))
 
-        def search(query: str, n: int):
+        def search(query: str, n: int) -> tuple[Hit, ...]:
             # R10.4: no filters (the quality filter is off too); the reranker only from --reranker.
             request = attrs.evolve(base, query=query, limit=clamp_limit(n))
             return run_search(store, app.embedder, request, reranker=app.reranker).results
 
-        return run_eval(
+        run = run_eval(
             golden,
             search,
             k_values=ks,
@@ -192,6 +208,8 @@ def _run(
             fingerprint=fingerprint,
             corpus=store.corpus_digest(),
         )
+        findings = golden_quote_findings(run.per_query, store.chunk_texts())
+        return attrs.evolve(run, findings=tuple(findings))
     finally:
         store.close()
 
@@ -218,6 +236,13 @@ def _run(
     help="Retrieval legs to run (fts or vector alone for ablations).",
 )
 @click.option("--no-color", is_flag=True, help="No colour in the text report.")
+@click.option("--no-history", is_flag=True, help="Neither read nor write .groove-eval-history.json.")
+@click.option("--no-diff", is_flag=True, help="Write the history but compare with nothing.")
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when a run with the same fingerprint scored better by more than the threshold.",
+)
 @format_option(("text", "json"), "text")
 @click.pass_context
 def eval_command(
@@ -235,6 +260,9 @@ def eval_command(
     parent_retriever: bool | None,
     legs: str,
     no_color: bool,
+    no_history: bool,
+    no_diff: bool,
+    fail_on_regression: bool,
     fmt: str,
 ) -> None:
     """Measure recall@k, MRR and nDCG@k of the search over a golden query set."""
@@ -249,6 +277,7 @@ def eval_command(
         kb_path,
         model=model,
         reranker="none" if reranker is None else reranker,
+        index_path=index_path_of(ctx),
     )
     cfg = app.config
     ks, run_limit = _bounded(
@@ -262,11 +291,28 @@ def eval_command(
         "parent_retriever": parent_retriever,
     }
     run = _run(app, golden_set, ks, run_limit, legs, stages)
+    outcome = apply_history(
+        run,
+        app.kb,
+        history=not no_history,
+        diff=not no_diff,
+        history_size=cfg.eval.history_size,
+        threshold=cfg.eval.regression_threshold,
+        warn=echo_err,
+    )
+    run = outcome.run
     if fmt == "json":
         click.echo(render_json(run))
     else:
-        click.echo(
-            render_text(
-                run, model=app.embedder.identity, reranker=run.fingerprint["reranker"], color=not no_color
-            )
+        color = not no_color
+        text = render_text(
+            run, model=app.embedder.identity, reranker=run.fingerprint["reranker"], color=color
         )
+        click.echo(text)
+    if fail_on_regression and outcome.regressions:
+        echo_err(
+            "groove eval: retrieval-quality regression detected (delta > "
+            f"{cfg.eval.regression_threshold:.3f} on at least one of recall@k / MRR / nDCG@k). "
+            "Exiting with code 1 because --fail-on-regression was set."
+        )
+        ctx.exit(1)

@@ -15,7 +15,15 @@ from ..app import build_app
 from ..index.guard import open_for_search
 from ..search.graph import GraphError, GraphParams, GraphResult, connection_graph, normalise_seed_strategy
 from ..text import terminal_safe
-from .options import config_option, dump_json, effective_config_path, format_option, kb_option, model_option
+from .options import (
+    config_option,
+    dump_json,
+    effective_config_path,
+    format_option,
+    index_path_of,
+    kb_option,
+    model_option,
+)
 
 
 def _strategy(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -140,8 +148,10 @@ def graph_command(
         )
     except GraphError as exc:
         raise click.BadParameter(str(exc), param_hint="--exclude-paths") from None
-    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model)
-    store = open_for_search(app.db, app.kb, app.embedder)
+    app = build_app(
+        effective_config_path(ctx, config_path), kb_path, model=model, index_path=index_path_of(ctx)
+    )
+    store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
         result = connection_graph(store, params, min_quality=app.config.quality_filter.effective_threshold)
     finally:

@@ -7,12 +7,12 @@ import click
 from ..app import build_app
 from ..fieldschema import load_kb_schema
 from ..index.forced import run_forced
-from ..index.guard import open_for_index
+from ..index.guard import discard_if_still_empty, open_for_index
 from ..index.indexer import Indexer, IndexOptions
 from ..index.report import Reporter
-from ..store.store import Store
+from ..store.interface import IndexStore
 from ..types import IndexSummary
-from .options import config_option, effective_config_path, kb_option, model_option
+from .options import config_option, effective_config_path, index_path_of, kb_option, model_option
 
 
 @click.command("index")
@@ -36,25 +36,28 @@ def index_command(
     quiet: bool,
     progress: bool,
 ) -> None:
-    """Index the knowledge base into .groove.db (beside kb_path)."""
+    """Index the knowledge base into .groove.db (beside kb_path, or --index-path)."""
     if quiet and progress:
         raise click.UsageError("--quiet and --progress are mutually exclusive")
-    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model)
+    app = build_app(
+        effective_config_path(ctx, config_path), kb_path, model=model, index_path=index_path_of(ctx)
+    )
     load_kb_schema(app.kb)  # R1.6 / R4.15 step 1: a broken schema must not leave a database behind
     reporter = Reporter(quiet=quiet, progress=progress)
 
-    def index_into(store: Store) -> IndexSummary:
-        return Indexer(app.kb, store, app.config, app.registry, app.embedder, reporter).run(
+    def index_into(store: IndexStore) -> IndexSummary:
+        return Indexer(app.kb, store, app.config, app.registry, app.embedder, reporter, app.model_choice).run(
             IndexOptions(force=force)
         )
 
-    if force:
-        summary = run_forced(app.db, index_into)  # the live index changes only when the run succeeds
-    else:
-        store = open_for_index(app.db, force=False)
-        try:
-            summary = index_into(store)
-        finally:
-            store.close()
-    if summary.error:
-        raise click.ClickException(summary.error)
+    with discard_if_still_empty(app.db):  # a first run that fails leaves no empty index behind
+        if force:
+            summary = run_forced(app.db, index_into)  # the live index changes only when the run succeeds
+        else:
+            store = open_for_index(app.db, force=False)
+            try:
+                summary = index_into(store)
+            finally:
+                store.close()
+        if summary.error:
+            raise click.ClickException(summary.error)

@@ -15,8 +15,30 @@ def config_option(f: F) -> F:
     return click.option("--config", "config_path", metavar="PATH", help="Use this groove.toml (trusted).")(f)
 
 
+def _remember_index_path(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.meta["grooveseek.index_path"] = value
+
+
 def kb_option(f: F) -> F:
+    """``--kb-path`` and, beside it on every command that opens an index, ``--index-path``.
+
+    ``--index-path`` reaches the command through ``index_path_of(ctx)`` rather than as a parameter,
+    so each command passes it to ``build_app`` without a signature of its own to keep in step.
+    """
+    f = click.option(
+        "--index-path",
+        metavar="FILE",
+        expose_value=False,
+        callback=_remember_index_path,
+        help="The index file (default: .groove.db beside the knowledge base folder).",
+    )(f)
     return click.option("--kb-path", "kb_path", metavar="PATH", help="The knowledge base folder.")(f)
+
+
+def index_path_of(ctx: click.Context) -> str | None:
+    """``--index-path`` as given (None: ``[index].path`` or the default applies)."""
+    return ctx.meta.get("grooveseek.index_path")
 
 
 def model_option(f: F) -> F:
@@ -52,7 +74,7 @@ def dump_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-class BoolValue(click.ParamType):
+class BoolValue(click.ParamType[bool]):
     """R8.3: boolean flags take a value: true/false/1/0/yes/no, case-insensitive."""
 
     name = "BOOL"

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import click
 
 from ..app import build_app
 from ..console import echo_err
 from ..index.guard import open_for_search
+from ..search.filters import quality_threshold
 from ..search.pipeline import run_search
 from ..search.request import resolve_request
 from ..text import terminal_safe
@@ -18,12 +22,13 @@ from .options import (
     effective_config_path,
     finite,
     format_option,
+    index_path_of,
     kb_option,
     model_option,
 )
 
 
-def _explain_lines(explain: dict) -> list[str]:
+def _explain_lines(explain: Mapping[str, Any]) -> list[str]:
     parts = []
     for leg in ("fts", "vector", "cjk"):
         if leg in explain:
@@ -148,17 +153,18 @@ def search_command(
     finite("--mmr-lambda", mmr_lambda, low=0.0, high=1.0)
     finite("--mmr-same-doc-penalty", mmr_same_doc_penalty, low=0.0, high=1.0)
     field_map, field_not_map = _fields(fields, "--field"), _fields(fields_not, "--field-not")
-    app = build_app(effective_config_path(ctx, config_path), kb_path, model=model, reranker=reranker)
+    app = build_app(
+        effective_config_path(ctx, config_path),
+        kb_path,
+        model=model,
+        reranker=reranker,
+        index_path=index_path_of(ctx),
+    )
     cfg = app.config
-    threshold = cfg.quality_filter.effective_threshold
-    if include_low_quality:
-        threshold = 0.0
-    elif min_quality is not None:
-        threshold = max(0.0, min(1.0, min_quality))
     filters = SearchFilters(
         category=category,
         topic=topic,
-        min_quality=threshold,
+        min_quality=quality_threshold(cfg, min_quality, include_low_quality),
         path_globs=path_globs or None,
         tags_any=_split_commas(tags_any),
         tags_all=_split_commas(tags_all),
@@ -182,7 +188,7 @@ def search_command(
         explain=explain,
         warn=lambda m: echo_err(f"warning: {m}"),
     )
-    store = open_for_search(app.db, app.kb, app.embedder)
+    store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
         response = run_search(store, app.embedder, request, reranker=app.reranker)
     finally:

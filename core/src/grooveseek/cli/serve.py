@@ -1,8 +1,10 @@
 """``groove serve``: the MCP server over stdio or Streamable HTTP (SPEC §8.2, R8.7-R8.8, R7.41-R7.54).
 
-Start-up runs in the fixed order of R8.8: config and plugins, the transport plan (flags only, so a
-refused command line fails before anything is opened), open or create the index (R4.43), the model
-guard, the embedder, the reranker, the R4.44 warning, the watcher, the transport, the ready line.
+Start-up runs in the order of R8.8, with one deliberate change: config and plugins, the transport
+plan (flags only, so a refused command line fails before anything is opened), open or create the
+index (R4.43), the folder and model guards, the R4.44 warning, the embedder and reranker loading in
+a background thread, the watcher, the transport, the ready line. The handshake and the listings do
+not wait for the model (clients with short start-up timeouts gave up); the first search does.
 Anything that fails before "ready" is a ``GrooveError``: ``Error: <message>`` and exit 1. Over stdio,
 stdout carries nothing but the protocol from the first line of this command on (R0.15).
 """
@@ -18,14 +20,15 @@ import click
 from ..app import App, build_app
 from ..config import parse_bind
 from ..console import echo_err
-from ..index.guard import check_model
-from ..store.store import Store
-from .options import BOOL, config_option, effective_config_path, kb_option, model_option
+from ..errors import GrooveError
+from ..index.guard import check_folder, check_model, discard_if_still_empty
+from ..store.store import open_store
+from .options import BOOL, config_option, effective_config_path, index_path_of, kb_option, model_option
 
 log = logging.getLogger("grooveseek.serve")
 
 
-class BindAddress(click.ParamType):
+class BindAddress(click.ParamType[str]):
     """``<ipv4>:<port>`` or ``[<ipv6>]:<port>``; anything else is a usage error (R8.6)."""
 
     name = "ADDR"
@@ -54,9 +57,10 @@ def _open_index(app: App) -> tuple[int, str | None]:
     Returns the R4.44 figures (documents outside the active parser set, one example path).
     """
     created = not app.db.exists()
-    store = Store.open(app.db)  # an unusable file raises the R4.32 message
+    store = open_store(app.db)  # an unusable file raises the R4.32 message
     try:
-        check_model(store, app.embedder, app.kb)
+        check_folder(store, app.kb)
+        check_model(store, app.embedder, app.kb, app.model_choice)
         active = [*app.registry.parsers, *app.registry.grammars]
         uncovered = store.documents_with_parsers_outside(active)
     finally:
@@ -67,6 +71,15 @@ def _open_index(app: App) -> tuple[int, str | None]:
             "the rebuild_index tool to fill it."
         )
     return uncovered
+
+
+def _report_load_failure(exc: BaseException) -> None:
+    """A model that fails to load in the background: said once on stderr; every search answers
+    with the same message, and calls that need no model keep working."""
+    if isinstance(exc, GrooveError):
+        echo_err(f"error: {exc}\nThe server keeps running; searches report this error until it is restarted.")
+    else:
+        log.error("the model failed to load", exc_info=exc)
 
 
 def _start_watcher(service: Any, app: App, no_watch: bool) -> None:
@@ -123,23 +136,34 @@ def serve_command(
 
     quiet_third_party_logs()
     with stdout_reserved_for_protocol() as protocol_fd:
-        app = build_app(effective_config_path(ctx, config_path), kb_path, model=model, reranker=reranker)
+        app = build_app(
+            effective_config_path(ctx, config_path),
+            kb_path,
+            model=model,
+            reranker=reranker,
+            index_path=index_path_of(ctx),
+        )
         app = _with_overrides(app, rerank_by_default, debounce_ms)
         plan = resolve_plan(app.config, transport=transport, bind=bind, port=port, i_know=i_know)
-        uncovered, example = _open_index(app)
-        app.embedder.load()
-        if app.reranker is not None:
-            app.reranker.load()
-        if uncovered:
-            echo_err(
-                f"warning: the index holds {uncovered} document(s) whose extension the active parser set "
-                f"does not cover (for example {example}); they stay searchable but cannot be read. "
-                "Run `groove index` to drop them."
-            )
-        service = KBService(app, log=lambda line: log.info("%s", line))
+        with discard_if_still_empty(app.db):  # a start-up that fails leaves no empty index behind
+            uncovered, example = _open_index(app)
+            if uncovered:
+                echo_err(
+                    f"warning: the index holds {uncovered} document(s) whose extension the active parser "
+                    f"set does not cover (for example {example}); they stay searchable but cannot be read. "
+                    "Run `groove index` to drop them."
+                )
+            service = KBService(app, log=lambda line: log.info("%s", line))
+            try:
+                # The models load behind the handshake: initialize and the listings answer at once,
+                # and the first call that needs a model waits for it.
+                service.load_models_in_background(_report_load_failure)
+                _start_watcher(service, app, no_watch)
+                server = build_server(service)
+            except BaseException:
+                service.close()
+                raise
         try:
-            _start_watcher(service, app, no_watch)
-            server = build_server(service)
             if plan.kind == "stdio":
                 _serve_stdio(server, protocol_fd, service)
             else:

@@ -6,11 +6,12 @@ import click
 
 from ..app import build_app
 from ..console import echo_err
-from ..store.store import Store
-from .options import config_option, effective_config_path, kb_option
+from ..store.interface import IndexStore
+from ..store.store import open_store
+from .options import config_option, effective_config_path, index_path_of, kb_option
 
 
-def _declared_line(store: Store) -> str:
+def _declared_line(store: IndexStore) -> str:
     """R8.12: the recorded declared keys and how many value rows they hold, or ``pending`` (R4.39)."""
     declared = store.declared_fields()
     if declared is None:
@@ -24,11 +25,13 @@ def _declared_line(store: Store) -> str:
 @click.pass_context
 def status_command(ctx: click.Context, kb_path: str | None, config_path: str | None) -> None:
     """Print document and chunk counts, the model, and the quality filter."""
-    app = build_app(effective_config_path(ctx, config_path), kb_path, with_embedder=False)
+    app = build_app(
+        effective_config_path(ctx, config_path), kb_path, with_embedder=False, index_path=index_path_of(ctx)
+    )
     if not app.db.exists():
         echo_err(f"No index found. Run groove index --kb-path {app.kb} first.")
         return
-    store = Store.open(app.db, create=False)
+    store = open_store(app.db, create=False)
     try:
         docs, chunks = store.counts()
         identity = store.meta("embedding_identity") or "(none yet)"

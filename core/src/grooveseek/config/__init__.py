@@ -13,6 +13,7 @@ from .model import (
     BUILTIN_RERANKERS,
     DEFAULT_EXCLUDE_DIRS,
     MIB50,
+    NEW_INDEX_MODEL,
     BestPracticeConfig,
     CodeConfig,
     ContextualConfig,
@@ -32,15 +33,17 @@ from .model import (
     WatchConfig,
 )
 from .parse import UNLIMITED, parse_size
-from .resolve import KB_PATH_REQUIRED, plugin_selection, resolve_kb_path
+from .resolve import DB_NAME, KB_PATH_REQUIRED, plugin_selection, resolve_index_path, resolve_kb_path
 from .validate import parse_bind
 
 __all__ = [
     "BUILTIN_FASTEMBED_MODELS",
     "BUILTIN_RERANKERS",
+    "DB_NAME",
     "DEFAULT_EXCLUDE_DIRS",
     "KB_PATH_REQUIRED",
     "MIB50",
+    "NEW_INDEX_MODEL",
     "UNLIMITED",
     "BestPracticeConfig",
     "CodeConfig",
@@ -65,5 +68,6 @@ __all__ = [
     "parse_bind",
     "parse_size",
     "plugin_selection",
+    "resolve_index_path",
     "resolve_kb_path",
 ]

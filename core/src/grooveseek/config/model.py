@@ -12,6 +12,11 @@ MIB50 = 52_428_800
 DEFAULT_EXCLUDE_DIRS = (".obsidian", ".git", "node_modules", "target", ".vscode", ".idea")
 BUILTIN_FASTEMBED_MODELS = ("bge-small-en-v1.5", "bge-m3", "minilm-l6-int8")
 BUILTIN_RERANKERS = ("bge-v2-m3", "jina-v2-ml", "bge-base")
+# The model a NEW index gets when no flag or key names one: the packaged offline model, so the
+# first `groove index --kb-path ~/notes` works with no network and no flags. An existing index
+# always keeps the model it records (``app.follow_index``). This is the one place that names it
+# (docs/configuration.md, "Which model"); a different packaged default is a change here alone.
+NEW_INDEX_MODEL = "minilm-l6-int8"
 
 
 @attrs.frozen
@@ -47,6 +52,7 @@ class IndexConfig:
     max_binary_file_size: int = MIB50
     max_text_file_size: int = MIB50
     max_decompressed_size: int = MIB50
+    path: str | None = None  # None = .groove.db beside kb_path (R0.6); absolute once loaded
 
 
 @attrs.frozen
@@ -134,7 +140,7 @@ class GrooveConfig:
     """The effective configuration (after trust restrictions, R1.29)."""
 
     kb_path: str | None = None
-    model: str = "bge-small-en-v1.5"
+    model: str | None = None  # None = not named: the index's own model, else NEW_INDEX_MODEL
     reranker: str = "none"
     rerank_by_default: bool = True
     fastembed_cache_dir: str | None = None

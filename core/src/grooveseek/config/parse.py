@@ -11,6 +11,7 @@ import copy
 import math
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -43,7 +44,7 @@ _SIZE_RE = re.compile(r"([0-9]+) *([a-z]+)", re.IGNORECASE)
 _SIZE_HINT = 'write a byte count of at least 1, a size such as "300 MiB", or "unlimited"'
 
 # attribute name -> TOML key, where the TOML key is a Python keyword.
-RENAMED_KEYS = {MmrConfig: {"lambda_": "lambda"}}
+RENAMED_KEYS: dict[type, dict[str, str]] = {MmrConfig: {"lambda_": "lambda"}}
 
 
 class ValueProblem(ValueError):
@@ -192,7 +193,7 @@ def _tuple_hook_factory(tp: Any, conv: cattrs.Converter) -> Any:
     item_hook = conv.get_structure_hook(item_type)
     wanted = f"an array of {_ITEM_NAMES.get(item_type, 'values')}"
 
-    def hook(value: Any, _type: Any) -> tuple:
+    def hook(value: Any, _type: Any) -> tuple[object, ...]:
         # A string is iterable: without this check enabled = "md" would become ("m", "d").
         if not isinstance(value, list):
             raise ValueProblem(f"expected {wanted}, got {describe_value(value)}")
@@ -215,7 +216,8 @@ def _attrs_hook_factory(cl: type, conv: cattrs.Converter) -> Any:
     overrides = {attr: override(rename=key) for attr, key in RENAMED_KEYS.get(cl, {}).items()}
     if cl is IndexConfig:
         overrides.update({key: override(struct_hook=_size_hook) for key in SIZE_KEYS})
-    inner = make_dict_structure_fn(cl, conv, **overrides)
+    # cattrs types the per-attribute overrides as **kwargs beside its own bool flags.
+    inner: Callable[[Any, Any], Any] = make_dict_structure_fn(cl, conv, **overrides)  # type: ignore[arg-type]
 
     def hook(value: Any, _type: Any) -> Any:
         if not isinstance(value, dict):

@@ -1,5 +1,6 @@
 """What the effective config decides for the rest of the program: the knowledge-base directory
-(R0.7, R0.8, R1.5, R1.10) and which plugins to load (R1.32, R5.5).
+(R0.7, R0.8, R1.5, R1.10), where its index file is (``--index-path``, ``[index].path``) and which
+plugins to load (R1.32, R5.5).
 
 Both combine command-line flags with the loaded config; flags win.
 """
@@ -11,8 +12,9 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..plugins import PluginSelection, installed_entry_points
-from .model import GrooveConfig, LoadedConfig
+from .model import NEW_INDEX_MODEL, GrooveConfig, LoadedConfig
 
+DB_NAME = ".groove.db"  # R0.6: the index file's default name, beside kb_path
 KB_PATH_REQUIRED = "--kb-path is required (pass on the command line or set kb_path in groove.toml)"
 EMPTY_KB_PATH = (
     "--kb-path is empty; name the knowledge base "
@@ -60,6 +62,48 @@ def resolve_kb_path(loaded: LoadedConfig, cli_kb_path: str | None, cwd: Path | N
     return resolved
 
 
+def resolve_index_path(
+    loaded: LoadedConfig, cli_index_path: str | None, kb: Path, cwd: Path | None = None
+) -> Path:
+    """Where the index file is: ``--index-path`` > ``[index].path`` > ``.groove.db`` beside ``kb`` (R0.6).
+
+    The folder holding the file is resolved (symlinks followed) so the KB path recorded relative
+    to it (``index.guard.record_folder``) means the same thing on every run; the file name itself
+    is kept, so a symlinked index file stays a link that ``--force`` replaces, never its target.
+
+    Raises:
+        ConfigError: an empty flag, a directory where the file should be, or a folder that does
+            not exist; each names the flag or key that chose the path.
+    """
+    if cli_index_path == "":
+        raise ConfigError(
+            "--index-path is empty; name the index file (for example ~/notes.groove.db), or leave "
+            "--index-path out to keep .groove.db beside the knowledge base folder"
+        )
+    if cli_index_path is not None:
+        candidate, source = (
+            Path(os.path.join(cwd or Path.cwd(), os.path.expanduser(cli_index_path))),
+            "--index-path",
+        )
+    elif loaded.config.index.path is not None:
+        candidate = Path(loaded.config.index.path)
+        source = f"[index].path in {loaded.path}" if loaded.path else "[index].path"
+    else:
+        return kb.parent / DB_NAME
+    if os.path.isdir(candidate) and not os.path.islink(candidate):
+        raise ConfigError(
+            f"{source} names a directory, not an index file: {candidate}; name a file in it, "
+            f"for example {candidate / DB_NAME}"
+        )
+    parent = candidate.parent
+    if not parent.is_dir():
+        raise ConfigError(
+            f"{source}: the folder for the index file does not exist: {parent}; create it, or name "
+            "an index file in an existing folder"
+        )
+    return parent.resolve() / candidate.name
+
+
 def _kb_fix(cli_kb_path: str | None) -> str:
     where = "--kb-path" if cli_kb_path is not None else "kb_path in groove.toml"
     return f"name an existing knowledge base folder with {where}"
@@ -101,7 +145,9 @@ def plugin_selection(
 
     Returns:
         Parsers from ``[parsers].enabled``; the embedder by R5.5 (``--model`` >
-        ``provider = "openai-compatible"`` > ``[embedding].model`` > ``model``); the reranker, or
+        ``provider = "openai-compatible"`` > ``[embedding].model`` > ``model`` > ``NEW_INDEX_MODEL``
+        with the source ``default``, which the caller replaces by the model an existing index
+        records); the reranker, or
         None when it is ``none``. Each of the two also records the flag or key it came from, or
         ``default`` for the built-in value.
 
@@ -116,9 +162,12 @@ def plugin_selection(
         embedder, embedder_from = "openai-compatible", "[embedding].provider"
     elif config.embedding.model is not None:  # not truthiness: "" is an error, not "unset"
         embedder, embedder_from = config.embedding.model, "[embedding].model"
+    elif config.model is not None:
+        embedder, embedder_from = config.model, "model"
     else:
-        embedder = config.model
-        embedder_from = "default" if embedder == GrooveConfig().model else "model"
+        # Nothing named one: a new index gets this; ``app.follow_index`` swaps in the model an
+        # existing index records.
+        embedder, embedder_from = NEW_INDEX_MODEL, "default"
     if reranker is not None:
         chosen, reranker_from = reranker, "--reranker"
     else:

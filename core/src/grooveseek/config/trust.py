@@ -18,6 +18,7 @@ import attrs
 from .model import (
     BUILTIN_FASTEMBED_MODELS,
     BUILTIN_RERANKERS,
+    NEW_INDEX_MODEL,
     EmbeddingConfig,
     GrooveConfig,
     HttpConfig,
@@ -51,7 +52,7 @@ def config_home(env: Mapping[str, str], home: Path) -> tuple[Path, list[str]]:
     Returns:
         ``$GROOVE_CONFIG_HOME`` when it is absolute, else ``<platform config dir>/groove``.
     """
-    warnings = []
+    warnings: list[str] = []
     override = env.get("GROOVE_CONFIG_HOME")
     if override:
         if os.path.isabs(override):
@@ -133,8 +134,9 @@ def _restrict_top(cfg: GrooveConfig, raw: dict[str, Any], ctx: TrustContext, out
         changes["model"] = defaults.model
         out.append(
             ctx.warn(
-                f'model "{cfg.model}" is ignored and the default {defaults.model} applies (an untrusted '
-                f"config may only name a built-in FastEmbed model: {', '.join(BUILTIN_FASTEMBED_MODELS)})"
+                f'model "{cfg.model}" is ignored and the index\'s own model (for a new index '
+                f"{NEW_INDEX_MODEL}) applies (an untrusted config may only name a built-in FastEmbed "
+                f"model: {', '.join(BUILTIN_FASTEMBED_MODELS)})"
             )
         )
     if "reranker" in raw and cfg.reranker not in ("none", *BUILTIN_RERANKERS):
@@ -218,6 +220,11 @@ def _restrict_eval_and_index(
     changes = {key: getattr(IndexConfig(), key) for key in SIZE_KEYS if key in raw_index}
     for key in changes:
         out.append(ctx.warn(f"[index].{key} is ignored and the 50 MiB default applies"))
+    if "path" in raw_index:
+        # A file merely found in a folder must not choose where GrooveSeek writes (or deletes, under
+        # --force) an index file.
+        changes["path"] = None
+        out.append(ctx.warn("[index].path is ignored and .groove.db beside kb_path applies"))
     return attrs.evolve(cfg, index=attrs.evolve(cfg.index, **changes)) if changes else cfg
 
 

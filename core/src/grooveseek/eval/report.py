@@ -18,6 +18,8 @@ from typing import Any
 from .results import EvalRun, QueryResult
 
 _RED = "\x1b[31m"
+_GREEN = "\x1b[32m"
+_GREY = "\x1b[90m"
 _RESET = "\x1b[0m"
 
 #: Aggregates carry three decimals so a 0.050 regression threshold is readable; per-query
@@ -39,9 +41,10 @@ def render_text(run: EvalRun, *, model: str, reranker: str | None, color: bool) 
             f"    queries: {run.aggregate.query_count}"
         ),
         stage_line(run.fingerprint),
+        *(f"  {note}" for note in run.notes),
         "",
         "Aggregate",
-        *_aggregate_lines(run),
+        *_aggregate_lines(run, color=color),
         "",
         *_per_query_lines(run, color=color),
     ]
@@ -68,27 +71,55 @@ def stage_line(fingerprint: Mapping[str, Any]) -> str:
     return "  " + "    ".join(parts)
 
 
-def _aggregate_lines(run: EvalRun) -> list[str]:
+def _delta_text(delta: float | None, threshold: float, color: bool) -> str:
+    """R10.11: ``↑``/``↓`` with |Δ|, green past the threshold, red below minus it, grey within."""
+    if delta is None:
+        return ""
+    if abs(delta) < 1e-9:
+        return "  —"
+    arrow = "↑" if delta > 0 else "↓"
+    text = f"  {arrow} {abs(delta):.3f}"
+    if not color:
+        return text
+    shade = _GREEN if delta > threshold else _RED if delta < -threshold else _GREY
+    return f"{shade}{text}{_RESET}"
+
+
+def _aggregate_lines(run: EvalRun, *, color: bool) -> list[str]:
     agg = run.aggregate
     max_k = max(run.k_values)
-    rows = [(f"recall@{k}", agg.recall_at_k[k]) for k in run.k_values]
-    rows.append(("MRR", agg.mrr))
-    rows.append((f"nDCG@{max_k}", agg.ndcg_at_k[max_k]))
-    width = max(len(label) for label, _ in rows) + 2
-    return [f"  {label.ljust(width)}{_AGG_FORMAT.format(value)}" for label, value in rows]
+    diff = run.diff or {}
+    recall_d = diff.get("recall_at_k") or {}
+    ndcg_d = diff.get("ndcg_at_k") or {}
+    rows = [(f"recall@{k}", agg.recall_at_k[k], recall_d.get(str(k))) for k in run.k_values]
+    rows.append(("MRR", agg.mrr, diff.get("mrr")))
+    rows.append((f"nDCG@{max_k}", agg.ndcg_at_k[max_k], ndcg_d.get(str(max_k))))
+    width = max(len(label) for label, _, _ in rows) + 2
+    return [
+        f"  {label.ljust(width)}{_AGG_FORMAT.format(value)}{_delta_text(d, run.threshold, color)}"
+        for label, value, d in rows
+    ]
 
 
 def _per_query_lines(run: EvalRun, *, color: bool) -> list[str]:
-    """Queries that found nothing within the largest k (R10.11); regressions join with history."""
+    """Queries that found nothing within the largest k, and those that dropped (R10.11)."""
     max_k = max(run.k_values)
     misses = [q for q in run.per_query if q.metrics.recall_at_k[max_k] == 0.0]
-    header = f"Per-query (regressions and misses, {len(misses)} of {run.aggregate.query_count})"
+    missed = {q.id for q in misses}
+    drops = [d for d in run.query_drops if d[0] not in missed]
+    count = len(misses) + len(drops)
+    header = f"Per-query (regressions and misses, {count} of {run.aggregate.query_count})"
     mark = f"{_RED}✗{_RESET}" if color else "✗"
-    return [header] + [
-        f"  {mark} {q.id}  recall@{max_k}: {q.metrics.recall_at_k[max_k]:.2f}"
-        f"    expected {_expected_paths(q)} missing"
-        for q in misses
-    ]
+    down = f"{_RED}↓{_RESET}" if color else "↓"
+    return (
+        [header]
+        + [
+            f"  {mark} {q.id}  recall@{max_k}: {q.metrics.recall_at_k[max_k]:.2f}"
+            f"    expected {_expected_paths(q)} missing"
+            for q in misses
+        ]
+        + [f"  {down} {qid}  nDCG@{max_k}: {before:.2f} -> {now:.2f}" for qid, before, now in drops]
+    )
 
 
 def _expected_paths(result: QueryResult) -> str:

@@ -120,6 +120,11 @@ class EvalRun:
     diff: Mapping[str, Any] | None = None
     corpus_changed: bool | None = None
     findings: tuple[Mapping[str, Any], ...] = ()
+    # Text-report only (not in the R10.12 JSON): notes such as "golden changed", the per-query
+    # drops against the compared run ``(id, before, now)`` and the threshold that colours deltas.
+    notes: tuple[str, ...] = ()
+    query_drops: tuple[tuple[str, float, float], ...] = ()
+    threshold: float = 0.05
 
     def as_dict(self) -> dict[str, Any]:
         """The R10.12 report shape, keys in that order."""

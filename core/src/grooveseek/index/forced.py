@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import StoreError
+from ..store.interface import IndexStore
 from ..store.replace import install_rebuilt
 from ..store.store import Store, remove_index_files
 from .guard import open_for_index, replace_lock
@@ -30,7 +31,7 @@ def side_path(db: Path) -> Path:
     return db.with_name(db.name + ".rebuild")
 
 
-def run_forced(db: Path, build: Callable[[Store], T]) -> T:
+def run_forced(db: Path, build: Callable[[IndexStore], T]) -> T:
     """Run ``build`` (a forced index run) so the live index at ``db`` changes only when it succeeds."""
     live = _open_usable(db)
     if live is None:

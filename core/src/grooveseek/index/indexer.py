@@ -27,16 +27,17 @@ from ..config.model import GrooveConfig
 from ..errors import ModelError, ReadRefused
 from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
-from ..interfaces import Embedder, Parser
+from ..interfaces import Embedder, FloatArray, Parser
 from ..names import shown
 from ..quality import quality_score
 from ..registry import Registry
 from ..store.db import is_database_failure
-from ..store.store import AWAITING_REPARSE, DocumentRecord, Store, StoredDoc
+from ..store.interface import IndexStore
+from ..store.store import AWAITING_REPARSE, DocumentRecord, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
 from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
-from ..walker import Collected, IgnoreRules, WalkPolicy, collect, load_grooveignore
-from .guard import check_model, record_model
+from ..walker import Collected, IgnoreRules, WalkPolicy, WalkResult, collect, load_grooveignore
+from .guard import ModelChoice, check_folder, check_model, record_folder, record_model
 from .report import Reporter
 from .safety import PROBE_TEXT, cap_chunks, failure_reason
 
@@ -113,13 +114,15 @@ class Indexer:
     def __init__(
         self,
         kb: Path,
-        store: Store,
+        store: IndexStore,
         config: GrooveConfig,
         registry: Registry,
         embedder: Embedder,
         reporter: Reporter,
+        choice: ModelChoice | None = None,
     ) -> None:
         self.kb = kb
+        self.choice = choice  # who named the model, for the mismatch message
         self.store = store
         self.config = config
         self.registry = registry
@@ -138,8 +141,9 @@ class Indexer:
     def run(self, options: IndexOptions) -> IndexSummary:
         started = time.monotonic()
         self.reporter.stage(f"Indexing {self.kb}...")
-        if not options.force:
-            check_model(self.store, self.embedder, self.kb)
+        if not options.force:  # --force rebuilds the index for this folder, wherever it was built
+            check_folder(self.store, self.kb)
+            check_model(self.store, self.embedder, self.kb, self.choice)
         self.embedder.load()
         if options.force:
             self.embedder.probe_before_reset()
@@ -147,6 +151,7 @@ class Indexer:
         else:
             self._settle_context_mode()
             record_model(self.store, self.embedder, self._context_mode())
+        record_folder(self.store, self.kb)  # also migrates an index that recorded no folder
         self.store.repair_fts()
         walk = self._walk()
         # Paths this run can speak for: collected ones, and not those under a directory that could
@@ -203,7 +208,7 @@ class Indexer:
             self.contextual = recorded == "static"
 
     # -- walk and hash -------------------------------------------------------------------------
-    def _walk(self):
+    def _walk(self) -> WalkResult:
         policy = walk_policy(self.config, self.registry, load_grooveignore(self.kb, self.reporter.warn))
         walk = collect(self.kb, policy, self.reporter.warn)
         exts = ", ".join(sorted(self.registry.parsers))
@@ -468,7 +473,7 @@ class Indexer:
             self._flush()
 
     # -- embedding and writing -----------------------------------------------------------------
-    def _embed_one(self, prepared: _Prepared):
+    def _embed_one(self, prepared: _Prepared) -> FloatArray:
         """One file's vectors. A failure is the file's (skipped by ``_guarded``) unless the model
         fails on a probe text too: then no file is at fault and the run stops (R4.19)."""
         try:
@@ -488,6 +493,7 @@ class Indexer:
         batch, self._pending = self._pending, []
         if not batch:
             return
+        vectors: FloatArray | None
         try:
             vectors = self.embedder.embed_documents([t for p in batch for t in p.texts])
         except (KeyboardInterrupt, SystemExit):

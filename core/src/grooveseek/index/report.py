@@ -13,6 +13,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TaskProgressColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -31,7 +32,7 @@ class Reporter:
         self.show_progress = progress
         self._sink = sink
         self._bar: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
         self._last_step = -1
         self._total = 0
         # Whether the line for done == total was printed; finish() owes it otherwise (R8.10).
@@ -79,6 +80,7 @@ class Reporter:
         if not self.show_progress:
             return
         if self._bar is not None:
+            assert self._task is not None  # set with _bar
             self._bar.update(self._task, completed=done)
             return
         step = (done * 20) // max(total, 1)

@@ -37,7 +37,7 @@ from ..errors import GrooveError
 from ..names import casefold_name, shown
 from ..store.store import StoredDoc
 from ..walker import GROOVEIGNORE_NAME, Collected, WalkPolicy, collect, load_grooveignore
-from .guard import check_model, record_model
+from .guard import check_folder, check_model, record_folder, record_model
 from .indexer import Indexer, RunLines
 from .report import Reporter
 
@@ -129,12 +129,14 @@ class BatchIndexer(Indexer):
         R2.35). The reported paths are re-checked on disk, so event order and kind do not matter.
         """
         self.lines = lines = WatchLines(self.reporter)
+        check_folder(self.store, self.kb)
         check_model(self.store, self.embedder, self.kb)
         self.embedder.load()
         recorded = self.store.meta("context_mode")
         if recorded is not None:
             self.contextual = recorded == "static"  # the recorded mode wins, silently (R4.35)
         record_model(self.store, self.embedder, self._context_mode())
+        record_folder(self.store, self.kb)
         stored = self.store.documents()
         present, gone, swept = self._resolve(changes, policy)
         hashes = self._hash_all(present)

@@ -2,8 +2,9 @@
 (SPEC R7.1-R7.5, R7.27-R7.40).
 
 Built on the SDK's low-level ``Server`` rather than ``MCPServer``: the tool schemas are a stable
-contract written as data (``schemas``), refusals are in-band JSON rather than ``isError`` results
-(R7.3), and an unreadable resource must be the MCP "resource not found" error -32002 (R7.33); the
+contract written as data (``schemas``), a refusal is a result with ``isError: true`` and the
+``{"error": ...}`` JSON as its text rather than a protocol error (R7.3 as amended), and an unreadable
+resource must be the MCP "resource not found" error -32002 (R7.33); the
 high-level server decides all three differently. Blocking tool and resource bodies run in worker
 threads, off the event loop (R7.5); the service takes the locks of R4.41.
 """
@@ -42,8 +43,8 @@ INSTRUCTIONS = (
     "document in full with `get_document` before relying on it, using the `path` exactly as search returns "
     "it; use `list_topics` to see the categories and topics that `search` can filter on, and "
     "`get_connection_graph` to find related documents a query's words did not reach. Every tool answers "
-    'JSON; a refusal arrives as {"error": "..."}. Cite the path of every document you use, and say so '
-    "when `low_confidence` is true or the knowledge base is silent."
+    'JSON; a refusal arrives as {"error": "..."} with isError set. Cite the path of every document you '
+    "use, and say so when `low_confidence` is true or the knowledge base is silent."
 )
 
 _HANDLERS: dict[str, Callable[..., Any]] = {
@@ -95,9 +96,16 @@ def _tool(spec: ToolSpec) -> types.Tool:
     )
 
 
+def is_failure(value: Any) -> bool:
+    """A tool's answer is a refusal or failure: the ``{"error": "..."}`` shape every tool uses."""
+    return isinstance(value, dict) and "error" in value
+
+
 def _text_result(value: Any) -> types.CallToolResult:
-    """R7.3: one text item with pretty JSON; refusals are plain results, never ``isError``."""
-    return types.CallToolResult(content=[types.TextContent(type="text", text=dump(value))])
+    """R7.3 (amended): one text item with the JSON; a failure keeps its ``{"error": ...}`` text and
+    sets ``isError``, as the MCP specification asks, so clients that key on the flag see it."""
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=dump(value))]
+    return types.CallToolResult(content=content, is_error=is_failure(value))
 
 
 def run_tool(service: KBService, name: str, arguments: dict[str, Any] | None) -> Any:

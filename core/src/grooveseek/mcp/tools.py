@@ -17,11 +17,11 @@ import attrs
 
 from ..errors import GrooveError, IndexMissing, ModelError, RerankError, SearchError
 from ..names import is_addressable
-from ..search.filters import validate_filters
+from ..search.filters import quality_threshold, validate_filters
 from ..search.request import resolve_request
 from ..service import KBService, RebuildRunning
+from ..store.interface import IndexStore
 from ..store.serving import ServingRow
-from ..store.store import Store
 from ..text import category_topic, effective_tags
 from ..types import SearchFilters, SearchResponse
 from .docread import DocumentRefused, read_document
@@ -57,16 +57,13 @@ def _search_failed(cause: str) -> Json:
 
 # -- search ------------------------------------------------------------------------------------------
 def _threshold(service: KBService, min_quality: float | None, include_low_quality: bool | None) -> float:
-    """R6.25: 0 with include_low_quality, else min_quality clamped, else the server's threshold."""
-    default = service.app.config.quality_filter.effective_threshold
-    if include_low_quality:
-        return 0.0
-    if min_quality is None:
-        return default
-    if not math.isfinite(min_quality):
-        log.info("search: min_quality %r is not finite; using the server threshold %s", min_quality, default)
-        return default
-    return max(0.0, min(1.0, min_quality))
+    """R6.25 (``quality_threshold``); a non-finite ``min_quality`` is logged, not refused."""
+    threshold = quality_threshold(service.app.config, min_quality, include_low_quality)
+    if not include_low_quality and min_quality is not None and not math.isfinite(min_quality):
+        log.info(
+            "search: min_quality %r is not finite; using the server threshold %s", min_quality, threshold
+        )
+    return threshold
 
 
 def _ratio(min_confidence_ratio: float | None) -> float | None:
@@ -123,12 +120,12 @@ def _filters(service: KBService, a: SearchArgs) -> SearchFilters:
     return filters
 
 
-def uri_step(service: KBService) -> Callable[[Store, SearchResponse], SearchResponse]:
+def uri_step(service: KBService) -> Callable[[IndexStore, SearchResponse], SearchResponse]:
     """The search's last step: servable hits get their ``kb://doc/`` URI (R6.53, R7.8) by the same
     predicate as the listing, read on the search's own snapshot (``KBService.search``)."""
     rules = ServableRules.for_app(service.app)
 
-    def step(store: Store, response: SearchResponse) -> SearchResponse:
+    def step(store: IndexStore, response: SearchResponse) -> SearchResponse:
         if not response.results:
             return response
         rows = store.serving_rows_for([hit.path for hit in response.results])

@@ -8,11 +8,13 @@ glob dialect lives in the neutral ``grooveseek.globs`` so the store can evaluate
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
+from ..config.model import GrooveConfig
 from ..errors import SearchError
 from ..globs import GlobSyntaxError, PathMatcher, matcher_for, path_passes
-from ..store.store import Store
+from ..store.interface import IndexStore
 from ..types import SearchFilters
 
 __all__ = [
@@ -97,6 +99,19 @@ def compile_path_globs(entries: Iterable[str]) -> PathMatcher:
         ) from None
 
 
+def quality_threshold(
+    config: GrooveConfig, min_quality: float | None, include_low_quality: bool | None
+) -> float:
+    """R6.25, for every surface: 0 with ``include_low_quality``, else ``min_quality`` clamped to
+    [0, 1], else the config's threshold (R1.13: 0 when the filter is disabled). A non-finite
+    ``min_quality`` counts as not given (the CLI refuses one before it gets here)."""
+    if include_low_quality:
+        return 0.0
+    if min_quality is None or not math.isfinite(min_quality):
+        return config.quality_filter.effective_threshold
+    return max(0.0, min(1.0, min_quality))
+
+
 def validate_filters(filters: SearchFilters) -> None:
     """Refuse filters no search may run with: an empty ``path_globs`` list, the R6.30 bounds, and a
     malformed glob. Bounds come first so an oversized pattern is never compiled.
@@ -114,7 +129,7 @@ def validate_filters(filters: SearchFilters) -> None:
         compile_path_globs(filters.path_globs)
 
 
-def require_declared_fields(store: Store, filters: SearchFilters) -> None:
+def require_declared_fields(store: IndexStore, filters: SearchFilters) -> None:
     """R6.29 / R4.39: ``fields`` / ``fields_not`` need a recorded declared-field set.
 
     Raises:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import SearchError
 from ..store.graph import SNIPPET_CHARS, GraphNodeRow
-from ..store.store import Store
+from ..store.interface import IndexStore
 from ..types import SearchFilters
 from .legs import MAX_KNN, fetch_size
 
@@ -65,18 +65,31 @@ def not_found_message(path: str) -> str:
 
 
 # -- request ----------------------------------------------------------------------------------------
-def _count(name: str, default: int, low: int, high: int):
-    """Converter for a whole-number knob: None → default, out of range → clamped (R6.64)."""
+def _whole(name: str, default: int, low: int, high: int, value: object) -> int:
+    """A whole-number knob: None → default, out of range → clamped (R6.64)."""
+    if value is None:
+        return default
+    integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not integral:
+        raise GraphError(f"{name} must be a whole number, got {value!r}")
+    return max(low, min(high, int(value)))  # type: ignore[call-overload]
 
-    def convert(value: object) -> int:
-        if value is None:
-            return default
-        integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-        if isinstance(value, bool) or not integral:
-            raise GraphError(f"{name} must be a whole number, got {value!r}")
-        return max(low, min(high, int(value)))  # type: ignore[call-overload]
 
-    return convert
+# One named converter per knob: mypy's attrs plugin reads a converter's type only from a function.
+def _depth(value: object) -> int:
+    return _whole("depth", DEFAULT_DEPTH, 0, MAX_DEPTH, value)
+
+
+def _fan_out(value: object) -> int:
+    return _whole("fan_out", DEFAULT_FAN_OUT, 0, MAX_FAN_OUT, value)
+
+
+def _max_nodes(value: object) -> int:
+    return _whole("max_nodes", DEFAULT_MAX_NODES, 1, MAX_MAX_NODES, value)
+
+
+def _max_seed_chunks(value: object) -> int:
+    return _whole("max_seed_chunks", DEFAULT_MAX_SEED_CHUNKS, 1, MAX_MAX_SEED_CHUNKS, value)
 
 
 def _similarity(value: object) -> float:
@@ -152,22 +165,18 @@ class GraphParams:
     ``GraphError`` with the SPEC's wording."""
 
     start: str = attrs.field(converter=_start)
-    depth: int = attrs.field(default=DEFAULT_DEPTH, converter=_count("depth", DEFAULT_DEPTH, 0, MAX_DEPTH))
-    fan_out: int = attrs.field(
-        default=DEFAULT_FAN_OUT, converter=_count("fan_out", DEFAULT_FAN_OUT, 0, MAX_FAN_OUT)
-    )
+    depth: int = attrs.field(default=DEFAULT_DEPTH, converter=_depth)
+    fan_out: int = attrs.field(default=DEFAULT_FAN_OUT, converter=_fan_out)
     min_similarity: float = attrs.field(default=DEFAULT_MIN_SIMILARITY, converter=_similarity)
     seed_strategy: str = attrs.field(default="all_chunks", converter=normalise_seed_strategy)
     dedup_by_path: bool = attrs.field(default=False, converter=_flag)
     category: str | None = attrs.field(default=None, converter=_optional_name)
     topic: str | None = attrs.field(default=None, converter=_optional_name)
     exclude_paths: tuple[str, ...] = attrs.field(default=(), converter=_exclude_paths)
-    max_nodes: int = attrs.field(
-        default=DEFAULT_MAX_NODES, converter=_count("max_nodes", DEFAULT_MAX_NODES, 1, MAX_MAX_NODES)
-    )
+    max_nodes: int = attrs.field(default=DEFAULT_MAX_NODES, converter=_max_nodes)
     max_seed_chunks: int = attrs.field(
         default=DEFAULT_MAX_SEED_CHUNKS,
-        converter=_count("max_seed_chunks", DEFAULT_MAX_SEED_CHUNKS, 1, MAX_MAX_SEED_CHUNKS),
+        converter=_max_seed_chunks,
     )
 
     def filters(self, min_quality: float) -> SearchFilters:
@@ -298,7 +307,7 @@ class _Walk:
     """Mutable state of one walk: nodes in insertion order, the FIFO queue, visited chunks and
     excluded paths, the KNN count and the truncation records."""
 
-    def __init__(self, store: Store, params: GraphParams, filters: SearchFilters) -> None:
+    def __init__(self, store: IndexStore, params: GraphParams, filters: SearchFilters) -> None:
         self.store, self.params, self.filters = store, params, filters
         self.nodes: list[_Pending] = []
         # Each queue entry carries the vector to expand with when it is not the node's stored one
@@ -400,7 +409,7 @@ def _build_nodes(pending: Sequence[_Pending], rows: dict[int, GraphNodeRow]) -> 
     return tuple(out)
 
 
-def connection_graph(store: Store, params: GraphParams, *, min_quality: float) -> GraphResult:
+def connection_graph(store: IndexStore, params: GraphParams, *, min_quality: float) -> GraphResult:
     """Walk the index from ``params.start`` (SPEC R6.56–R6.66).
 
     Args:

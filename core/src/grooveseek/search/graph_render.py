@@ -134,7 +134,7 @@ def tree_rows(nodes: Sequence[GraphNode]) -> dict[int, float]:
     """Row of every node: leaves take consecutive rows in depth-first order (children in insertion
     order), and a parent sits at the midpoint of its first and last child."""
     children: dict[int, list[int]] = {n.node_id: [] for n in nodes}
-    roots = []
+    roots: list[int] = []
     for n in nodes:
         (roots if n.parent_id is None else children[n.parent_id]).append(n.node_id)
     rows: dict[int, float] = {}

@@ -10,7 +10,7 @@ import attrs
 
 from ..cjk import short_terms
 from ..interfaces import Embedder
-from ..store.store import Store
+from ..store.interface import IndexStore
 from .query import CompiledQuery
 from .request import SearchRequest
 
@@ -31,20 +31,25 @@ def fetch_size(n: int, filtered: bool) -> int:
     return min(n * 10, 10_000) if filtered else n
 
 
-def fts_leg(store: Store, compiled: CompiledQuery, n: int, req: SearchRequest) -> LegResult:
+def fts_leg(store: IndexStore, compiled: CompiledQuery, n: int, req: SearchRequest) -> LegResult:
     if compiled.expression is None or "fts" not in req.legs:
         return LegResult("fts", ())
     ranked = store.fts_candidates(compiled.expression, n, req.fusion.weights, req.filters)
     return LegResult("fts", tuple(cid for cid, _ in ranked), dict(ranked))
 
 
-def excluded_ids(store: Store, compiled: CompiledQuery) -> set[int]:
+def excluded_ids(store: IndexStore, compiled: CompiledQuery) -> set[int]:
     """R6.19: the rowid-only scan of the negative expression, computed only when there are negatives."""
     return store.fts_rowids(compiled.negative_expression) if compiled.negative_expression else set()
 
 
 def vector_leg(
-    store: Store, embedder: Embedder, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]
+    store: IndexStore,
+    embedder: Embedder,
+    compiled: CompiledQuery,
+    n: int,
+    req: SearchRequest,
+    excluded: set[int],
 ) -> LegResult:
     if "vector" not in req.legs or not compiled.positive_text.strip():
         return LegResult("vector", ())
@@ -59,7 +64,7 @@ def vector_leg(
 
 
 def cjk_leg(
-    store: Store, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]
+    store: IndexStore, compiled: CompiledQuery, n: int, req: SearchRequest, excluded: set[int]
 ) -> LegResult:
     """Two-character kanji/katakana words, which the trigram leg cannot match (design; docs/retrieval.md).
 

@@ -28,7 +28,7 @@ from ..store.records import HitRow
 from .request import MmrSettings
 
 if TYPE_CHECKING:
-    from ..store.store import Store
+    from ..store.interface import IndexStore
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ def _codes(docs: Sequence[Hashable]) -> np.ndarray:
 
 
 def mmr_select(
-    store: Store, pool: Sequence[tuple[HitRow, float]], settings: MmrSettings, limit: int
+    store: IndexStore, pool: Sequence[tuple[HitRow, float]], settings: MmrSettings, limit: int
 ) -> list[tuple[HitRow, float]]:
     """Pick ``min(limit, len(pool))`` items of ``pool`` by MMR; returns them in selection order.
 

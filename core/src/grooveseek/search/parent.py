@@ -26,7 +26,7 @@ from ..types import Hit
 from .request import ParentSettings
 
 if TYPE_CHECKING:
-    from ..store.store import Store
+    from ..store.interface import IndexStore
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def row_cap(settings: ParentSettings) -> int:
     return settings.max_expanded_tokens * 2 + 64
 
 
-def expand(store: Store, hit: Hit, row: HitRow, settings: ParentSettings) -> Hit:
+def expand(store: IndexStore, hit: Hit, row: HitRow, settings: ParentSettings) -> Hit:
     """Return ``hit`` with widened ``content`` and ``expanded_from`` set (R6.42–R6.46).
 
     Any database error, or a hit whose chunk vanished since it was found, leaves the hit exactly as
@@ -67,7 +67,7 @@ def expand(store: Store, hit: Hit, row: HitRow, settings: ParentSettings) -> Hit
         return hit
 
 
-def _whole_document(store: Store, hit: Hit, settings: ParentSettings) -> Hit | None:
+def _whole_document(store: IndexStore, hit: Hit, settings: ParentSettings) -> Hit | None:
     """R6.43, or None when the document is too long (rows or tokens) and R6.44 applies instead."""
     cap = row_cap(settings)
     rows = store.document_chunks(hit.chunk_id, cap)
@@ -78,7 +78,7 @@ def _whole_document(store: Store, hit: Hit, settings: ParentSettings) -> Hit | N
     return _merged(hit, rows, {"kind": "whole_document", "total_chunks": len(rows)})
 
 
-def _adjacent(store: Store, hit: Hit, settings: ParentSettings) -> Hit:
+def _adjacent(store: IndexStore, hit: Hit, settings: ParentSettings) -> Hit:
     """R6.44: merge chunks i − 1 and i + 1 of the same level, unless that exceeds the token budget."""
     window = store.chunk_neighbours(hit.chunk_id)
     own = next((r for r in window if r.chunk_id == hit.chunk_id), None)

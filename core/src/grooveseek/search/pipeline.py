@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import attrs
 
 from ..interfaces import Embedder, Reranker
+from ..store.interface import IndexStore
 from ..store.records import HitRow
-from ..store.store import Store
 from ..types import Hit, SearchResponse
 from .filters import require_declared_fields, validate_filters
 from .fusion import low_confidence, rrf
@@ -71,7 +71,9 @@ def filter_applied(req: SearchRequest, compiled: CompiledQuery) -> dict[str, obj
     return out
 
 
-def _explain(legs: Sequence[LegResult], cid: int, rrf_score: float, rerank_score: float | None) -> dict:
+def _explain(
+    legs: Sequence[LegResult], cid: int, rrf_score: float, rerank_score: float | None
+) -> dict[str, object]:
     out: dict[str, object] = {}
     for leg in legs:
         if cid in leg.ids:
@@ -83,7 +85,7 @@ def _explain(legs: Sequence[LegResult], cid: int, rrf_score: float, rerank_score
 
 
 def run_search(
-    store: Store, embedder: Embedder, req: SearchRequest, *, reranker: Reranker | None = None
+    store: IndexStore, embedder: Embedder, req: SearchRequest, *, reranker: Reranker | None = None
 ) -> SearchResponse:
     """Run the whole pipeline for one request and return the R6.52 wrapper."""
     validate_filters(req.filters)  # R6.30: every surface is bound, not only the MCP boundary
@@ -102,7 +104,7 @@ def run_search(
     pool = [(rows[cid], score) for cid, score in fused if cid in rows]
     rrf_scores = {row.chunk_id: score for row, score in pool}
     rerank_scores: dict[int, float] = {}
-    if do_rerank:
+    if do_rerank and reranker is not None:  # do_rerank implies it; spelled out for the type checker
         pool = rerank(reranker, compiled.positive_text, pool, req.limit if req.mmr is None else len(pool))
         rerank_scores = {row.chunk_id: score for row, score in pool}
     if req.mmr is not None:

@@ -8,6 +8,7 @@ it to ``pipeline.run_search``. Validation errors are ``SearchError``s with the S
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import attrs
 
@@ -93,7 +94,7 @@ def resolve_request(
     parent_retriever: bool | None = None,
     legs: tuple[str, ...] = ("fts", "vector", "cjk"),
     explain: bool = False,
-    warn=None,
+    warn: Callable[[str], None] | None = None,
 ) -> SearchRequest:
     """Apply per call > config > default for every knob and return the effective request."""
     _unit("mmr_lambda", mmr_lambda)

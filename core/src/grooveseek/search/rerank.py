@@ -50,7 +50,7 @@ def rerank(
     return [(pool[i][0], scores[i]) for i in order[:keep]]
 
 
-def _checked(reranker: Reranker, scores: list[object], count: int) -> list[float]:
+def _checked(reranker: Reranker, scores: Sequence[object], count: int) -> list[float]:
     """R5.21: one finite number per text (numpy scalars welcome); anything else would mis-sort silently."""
     name = getattr(reranker, "id", type(reranker).__name__)
     if len(scores) != count:

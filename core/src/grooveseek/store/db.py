@@ -32,6 +32,12 @@ def path_ok(patterns_json: str, path: str) -> int:
     return int(_matcher_from_json(patterns_json)(path))
 
 
+def _sql_path_ok(*args: apsw.SQLiteValue) -> int:
+    """``path_ok`` as apsw calls a scalar function: with SQL values (always two texts here)."""
+    patterns_json, path = args
+    return path_ok(str(patterns_json), str(path))
+
+
 def unusable_message(db_path: Path, cause: str) -> str:
     """R4.32: name the file, say nothing is lost, and give both ways out."""
     return (
@@ -173,7 +179,7 @@ def connect(db_path: Path, *, create: bool = True) -> apsw.Connection:
         conn.execute("pragma foreign_keys=on")
         conn.execute("pragma synchronous=normal")
         # path_globs are evaluated inside the search SQL so both legs filter identically (R6.22).
-        conn.create_scalar_function("groove_path_ok", path_ok, 2, deterministic=True)
+        conn.create_scalar_function("groove_path_ok", _sql_path_ok, 2, deterministic=True)
         conn.execute("select count(*) from sqlite_schema").fetchall()
     except (apsw.NotADBError, apsw.CorruptError) as exc:
         conn.close()

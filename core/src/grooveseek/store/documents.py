@@ -1,6 +1,7 @@
 """SQL that writes documents: replace, metadata update, delete, rename, reset and FTS repair (R4.4, R4.14).
 
-Each public method is one transaction. Mixed into ``Store``; ``self.conn`` is its apsw connection.
+Each public method is one transaction. One typed part of ``Store``: it reaches the connection, the
+vector table and the CJK table through its ``SqlCore``.
 """
 
 from __future__ import annotations
@@ -8,28 +9,29 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-import apsw
-import numpy as np
-
-from ..cjk import bigram_text
+from ..interfaces import FloatArray
 from ..types import Chunk
-from .records import DocumentRecord, _now, _vec_blob
-from .schema import vec_table_sql
+from .core import SqlCore
+from .records import DocumentRecord, _now
 
 
 class DocumentWrites:
     """Write-side SQL of ``Store``."""
 
-    conn: apsw.Connection
+    def __init__(self, core: SqlCore) -> None:
+        self._core = core
+        self.conn = core.conn
+
+    def _doc_id(self, path: str) -> int | None:
+        value = self._core.scalar("select id from documents where path=?", (path,))
+        return value if isinstance(value, int) else None
 
     def _delete_chunk_rows(self, doc_id: int) -> None:
         ids = [r[0] for r in self.conn.execute("select id from chunks where document_id=?", (doc_id,))]
-        has_vec = self.vec_dimension() is not None
         for chunk_id in ids:
             self.conn.execute("delete from fts_chunks where rowid=?", (chunk_id,))
-            self.conn.execute("delete from fts_cjk where rowid=?", (chunk_id,))
-            if has_vec:
-                self.conn.execute("delete from vec_chunks where chunk_id=?", (chunk_id,))
+        self._core.cjk.delete(ids)
+        self._core.vectors.delete(ids)
         self.conn.execute("delete from chunks where document_id=?", (doc_id,))
 
     def _upsert_doc_row(self, rec: DocumentRecord) -> int:
@@ -47,9 +49,8 @@ class DocumentWrites:
             rec.size_bytes,
             _now(),
         )
-        rows = self.conn.execute("select id from documents where path=?", (rec.path,)).fetchall()
-        if rows:
-            doc_id = rows[0][0]
+        doc_id = self._doc_id(rec.path)
+        if doc_id is not None:
             self.conn.execute(
                 "update documents set parser_id=?, title=?, title_from_filename=?, topic=?, "
                 "topic_from_frontmatter=?, category=?, depth=?, tags=?, date=?, content_hash=?, "
@@ -79,14 +80,14 @@ class DocumentWrites:
         with self.conn:
             self._write_fields(doc_id, fields)
 
-    def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+    def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: FloatArray) -> None:
         """Replace one document's row, chunks, FTS rows, vectors and fields in one transaction (R4.4)."""
         if len(chunks) != len(vectors):
             raise ValueError("one vector per chunk is required")
         with self.conn:
-            existing = self.conn.execute("select id from documents where path=?", (rec.path,)).fetchall()
-            if existing:
-                self._delete_chunk_rows(existing[0][0])
+            existing = self._doc_id(rec.path)
+            if existing is not None:
+                self._delete_chunk_rows(existing)
             doc_id = self._upsert_doc_row(rec)
             for chunk, vector in zip(chunks, vectors, strict=True):
                 self.conn.execute(
@@ -112,18 +113,8 @@ class DocumentWrites:
                     "insert into fts_chunks(rowid, heading, context, content) values (?,?,?,?)",
                     (chunk_id, chunk.heading or "", chunk.context, chunk.content),
                 )
-                self.conn.execute(
-                    "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
-                    (
-                        chunk_id,
-                        bigram_text(chunk.heading or ""),
-                        bigram_text(chunk.context),
-                        bigram_text(chunk.content),
-                    ),
-                )
-                self.conn.execute(
-                    "insert into vec_chunks(chunk_id, embedding) values (?, ?)", (chunk_id, _vec_blob(vector))
-                )
+                self._core.cjk.insert(chunk_id, chunk.heading or "", chunk.context, chunk.content)
+                self._core.vectors.insert(chunk_id, vector)
 
     def update_document_meta(self, rec: DocumentRecord) -> None:
         """Frontmatter-only change (R4.20): the row and its fields, nothing re-embedded."""
@@ -134,10 +125,10 @@ class DocumentWrites:
         """Delete documents with their chunks, FTS rows, vectors and fields (R4.14), one transaction."""
         with self.conn:
             for path in paths:
-                rows = self.conn.execute("select id from documents where path=?", (path,)).fetchall()
-                if rows:
-                    self._delete_chunk_rows(rows[0][0])
-                    self.conn.execute("delete from documents where id=?", (rows[0][0],))
+                doc_id = self._doc_id(path)
+                if doc_id is not None:
+                    self._delete_chunk_rows(doc_id)
+                    self.conn.execute("delete from documents where id=?", (doc_id,))
 
     def rename_documents(self, renames: Sequence[tuple[str, str, dict[str, str | None]]]) -> None:
         """Apply all renames of a run in one transaction (R4.22); chunks and vectors are reused.
@@ -158,9 +149,8 @@ class DocumentWrites:
         with self.conn:
             self.conn.execute("delete from document_fields; delete from chunks; delete from documents")
             self.conn.execute("delete from fts_chunks")
-            self.conn.execute("delete from fts_cjk")
-            self.conn.execute("drop table if exists vec_chunks")
-            self.conn.execute(vec_table_sql(dimension))
+            self._core.cjk.clear()
+            self._core.vectors.recreate(dimension)
             self.conn.execute(
                 "delete from index_meta where key like 'parser_policy:%' or key='declared_fields'"
             )
@@ -176,13 +166,5 @@ class DocumentWrites:
                 "select c.id, coalesce(c.heading, ''), c.context, c.content from chunks c "
                 "where c.id not in (select rowid from fts_chunks)"
             )
-            added = self.conn.changes()
-            rows = self.conn.execute(
-                "select id, coalesce(heading, ''), context, content from chunks "
-                "where id not in (select rowid from fts_cjk)"
-            ).fetchall()
-            self.conn.executemany(
-                "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
-                [(cid, bigram_text(h), bigram_text(c), bigram_text(t)) for cid, h, c, t in rows],
-            )
-            return added + len(rows)
+            added = self.conn.changes() + self._core.cjk.repair()
+        return added

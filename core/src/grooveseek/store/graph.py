@@ -1,6 +1,6 @@
 """SQL for the connection graph: seed chunks of a document and KNN by a stored embedding (SPEC §6.13).
 
-Mixed into ``Store``; ``self.conn`` is its apsw connection. ``search.graph`` owns the walk; these
+One typed part of ``Store`` (through its ``SqlCore``). ``search.graph`` owns the walk; these
 methods only read: the start document's chunk ids, stored embeddings, candidate paths under the
 graph's filters, and the metadata of the nodes the walk kept.
 """
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-import apsw
 import attrs
-import numpy as np
 
+from ..interfaces import FloatArray
 from ..types import SearchFilters
+from .core import SqlCore, marks
 
 # Bound on the ids bound to one statement: far below SQLite's variable limit, and small enough
 # that one batch never holds more than a few megabytes of embeddings (R6.35 uses the same size).
@@ -43,7 +43,9 @@ def _batches(ids: Sequence[int]) -> Iterator[Sequence[int]]:
 class GraphQueries:
     """Read-side SQL for ``search.graph``."""
 
-    conn: apsw.Connection  # ``_filter_sql`` and ``vec_dimension`` come from the other Store parts
+    def __init__(self, core: SqlCore) -> None:
+        self._core = core
+        self.conn = core.conn
 
     def graph_seed_chunks(self, path: str, limit: int) -> list[int]:
         """Chunk ids of ``path`` in ``chunk_index`` order, at most ``limit`` (R6.56 passes max + 1)."""
@@ -54,21 +56,10 @@ class GraphQueries:
         )
         return [r[0] for r in rows]
 
-    def chunk_embeddings(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """Stored vectors by chunk id (float32); ids without a vector are absent.
-
-        One primary-key lookup per id: vec0 answers ``chunk_id = ?`` directly, while ``chunk_id in
-        (...)`` costs about ten times more per id (measured at 10k chunks, bench/graph_latency.py).
-        """
-        if not ids or self.vec_dimension() is None:
-            return {}
-        out: dict[int, np.ndarray] = {}
-        for chunk_id in ids:
-            for (blob,) in self.conn.execute(
-                "select embedding from vec_chunks where chunk_id = ?", (chunk_id,)
-            ):
-                out[chunk_id] = np.frombuffer(blob, dtype=np.float32)
-        return out
+    def chunk_embeddings(self, ids: Sequence[int]) -> dict[int, FloatArray]:
+        """Stored vectors by chunk id (float32); ids without a vector are absent (one primary-key
+        lookup per id, see ``VectorTable.lookup``)."""
+        return self._core.vectors.lookup(ids)
 
     def graph_candidate_paths(self, ids: Sequence[int], filters: SearchFilters) -> dict[int, str]:
         """Path of every id in ``ids`` that passes ``filters`` (category, topic, quality threshold).
@@ -77,13 +68,12 @@ class GraphQueries:
         acceptance rules (start path, ``exclude_paths``, ``dedup_by_path``) need.
         """
         out: dict[int, str] = {}
-        where, params = self._filter_sql(filters)
+        where = self._core.filter_sql(filters)
         for batch in _batches(list(ids)):
-            marks = ",".join("?" * len(batch))
             rows = self.conn.execute(
                 "select c.id, d.path from chunks c join documents d on d.id = c.document_id "
-                f"where c.id in ({marks}){where}",
-                (*batch, *params),
+                f"where c.id in ({marks(len(batch))}){where.where}",
+                (*batch, *where.params),
             )
             out.update((r[0], r[1]) for r in rows)
         return out
@@ -93,10 +83,9 @@ class GraphQueries:
         the content leave SQLite (``substr`` counts characters, as the snippet rule does)."""
         out: dict[int, GraphNodeRow] = {}
         for batch in _batches(list(ids)):
-            marks = ",".join("?" * len(batch))
             rows = self.conn.execute(
                 "select c.id, d.path, c.heading, d.title, d.topic, substr(c.content, 1, ?) "
-                f"from chunks c join documents d on d.id = c.document_id where c.id in ({marks})",
+                f"from chunks c join documents d on d.id = c.document_id where c.id in ({marks(len(batch))})",
                 (SNIPPET_CHARS + 1, *batch),
             )
             for r in rows:

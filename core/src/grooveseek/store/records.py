@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import attrs
-import numpy as np
 
 # R4.8/R4.38: the content hash of a row its parser's new policy has not settled yet. It never equals
 # a SHA-256, so every later run reads the file as changed until it indexes; it never pairs (R4.21).
@@ -67,7 +66,3 @@ class HitRow:
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _vec_blob(vector: np.ndarray) -> bytes:
-    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import apsw
 
-from ..cjk import bigram_text
+from .cjk import CjkTable
 
 PRODUCER = "grooveseek-python"
 FTS_TOKENIZER = "trigram case_sensitive 0 remove_diacritics 1"
@@ -51,14 +51,7 @@ def _m002_cjk_bigrams(conn: apsw.Connection) -> None:
         "create virtual table if not exists fts_cjk using fts5(heading, context, "
         "content, tokenize='unicode61')"
     )
-    rows = conn.execute(
-        "select id, coalesce(heading, ''), context, content from chunks where id not "
-        "in (select rowid from fts_cjk)"
-    ).fetchall()
-    conn.executemany(
-        "insert into fts_cjk(rowid, heading, context, content) values (?,?,?,?)",
-        [(cid, bigram_text(h), bigram_text(c), bigram_text(t)) for cid, h, c, t in rows],
-    )
+    CjkTable(conn).repair()
 
 
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (_m001_initial, _m002_cjk_bigrams)

@@ -1,7 +1,7 @@
 """SQL for the serving surface: document rows behind ``list_topics``, the ``kb://`` resources and
 the ``uri`` on search hits (SPEC R7.9-R7.10, R7.27-R7.31), plus the start-up checks of R4.44.
 
-Mixed into ``Store``; ``self.conn`` is its apsw connection. These methods only read rows; the
+One typed part of ``Store`` (through its ``SqlCore``). These methods only read rows; the
 grouping into topics and the servable predicate live in ``grooveseek.mcp``, so one predicate serves
 the listing and the hit URIs (R7.27).
 """
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import apsw
 import attrs
+
+from .core import SqlCore, marks
 
 # Ids or paths bound to one statement: far below SQLite's variable limit.
 _BATCH = 500
@@ -37,13 +38,28 @@ class ServingRow:
 
 
 def _row(r: Sequence[object]) -> ServingRow:
-    return ServingRow(*r)  # type: ignore[arg-type]
+    path, parser_id, title, category, topic, size_bytes, last_indexed = r
+    return ServingRow(
+        str(path),
+        str(parser_id),
+        _text(title),
+        _text(category),
+        _text(topic),
+        size_bytes if isinstance(size_bytes, int) else None,
+        str(last_indexed),
+    )
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 class ServingQueries:
     """Read-side SQL for ``grooveseek.mcp``."""
 
-    conn: apsw.Connection
+    def __init__(self, core: SqlCore) -> None:
+        self._core = core
+        self.conn = core.conn
 
     def serving_rows(self) -> list[ServingRow]:
         """Every document, ordered by path (code-point order: SQLite's BINARY collation on UTF-8)."""
@@ -68,8 +84,8 @@ class ServingQueries:
         out: dict[str, ServingRow] = {}
         for start in range(0, len(wanted), _BATCH):
             batch = wanted[start : start + _BATCH]
-            marks = ",".join("?" * len(batch))
-            for r in self.conn.execute(f"select {_COLUMNS} from documents where path in ({marks})", batch):
+            sql = f"select {_COLUMNS} from documents where path in ({marks(len(batch))})"
+            for r in self.conn.execute(sql, batch):
                 row = _row(r)
                 out[row.path] = row
         return out
@@ -77,7 +93,8 @@ class ServingQueries:
     def documents_with_parsers_outside(self, active: Sequence[str]) -> tuple[int, str | None]:
         """R4.44: (count, first path) of documents whose parser id is not in ``active``."""
         ids = list(dict.fromkeys(active))
-        marks = ",".join("?" * len(ids))
-        where = f"where parser_id not in ({marks})" if ids else ""
-        rows = self.conn.execute(f"select count(*), min(path) from documents {where}", ids).fetchall()
-        return int(rows[0][0]), rows[0][1]
+        where = f"where parser_id not in ({marks(len(ids))})" if ids else ""
+        count, first = self.conn.execute(
+            f"select count(*), min(path) from documents {where}", ids
+        ).fetchall()[0]
+        return int(count or 0), None if first is None else str(first)

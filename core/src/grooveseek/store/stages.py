@@ -1,22 +1,19 @@
 """SQL for the pipeline's later stages: stored vectors for MMR, sibling chunks for the parent retriever.
 
-Mixed into ``Store``; ``self.conn`` is its apsw connection. Every method here reads; an SQLite
-failure surfaces as ``StoreError`` so the search package never needs to know about apsw.
+One typed part of ``Store`` (through its ``SqlCore``). Every method here reads; an SQLite failure
+surfaces as ``StoreError`` so the search package never needs to know about apsw.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 import apsw
 import attrs
-import numpy as np
 
 from ..errors import StoreError
-
-# R6.35: the pool's embeddings are read at most this many ids per statement.
-VECTOR_BATCH = 500
+from ..interfaces import FloatArray
+from .core import SqlCore
 
 # Parent-retriever reads join the hit's own row (``h``) so the hit and its siblings come from one
 # statement, hence one snapshot: a concurrent re-index cannot pair the hit with another version of
@@ -40,32 +37,17 @@ class SiblingRow:
 class StageQueries:
     """Read-side SQL for MMR and the parent retriever."""
 
-    conn: apsw.Connection
+    def __init__(self, core: SqlCore) -> None:
+        self._core = core
+        self.conn = core.conn
 
-    def vectors_for(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+    def vectors_for(self, ids: Sequence[int]) -> dict[int, FloatArray]:
         """Stored embeddings of ``ids`` as float32 arrays, read in batches of at most 500 ids (R6.35).
 
         Ids without a vector row are absent from the result; with no vector table the result is
         empty. Raises StoreError when SQLite fails.
         """
-        unique = list(dict.fromkeys(ids))
-        if not unique or self.vec_dimension() is None:
-            return {}
-        # ``chunk_id IN (...)`` makes vec0 scan the whole table; driving the join from json_each
-        # turns every id into a primary-key lookup. CROSS JOIN pins that loop order.
-        sql = (
-            "select v.chunk_id, v.embedding from json_each(?) j "
-            "cross join vec_chunks v on v.chunk_id = j.value"
-        )
-        out: dict[int, np.ndarray] = {}
-        try:
-            for start in range(0, len(unique), VECTOR_BATCH):
-                batch = json.dumps(unique[start : start + VECTOR_BATCH])
-                for chunk_id, blob in self.conn.execute(sql, (batch,)):
-                    out[chunk_id] = np.frombuffer(blob, dtype=np.float32)
-        except apsw.Error as exc:
-            raise StoreError(f"reading stored vectors failed: {exc}") from exc
-        return out
+        return self._core.vectors.batch_read(ids)
 
     def document_chunks(self, chunk_id: int, limit: int) -> list[SiblingRow]:
         """The chunks of ``chunk_id``'s document in ``chunk_index`` order, at most ``limit`` rows (R6.43).

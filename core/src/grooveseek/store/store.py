@@ -1,7 +1,10 @@
-"""The ``Store``: one open index. All SQL lives in this package (schema, documents, queries).
+"""The ``Store``: one open SQLite index, the implementation of ``interface.IndexStore``.
 
-``Store.open`` creates or migrates the file and checks the producer (R4.5, R4.7); the write and
-read methods come from ``DocumentWrites`` and ``Queries``. Callers never see SQL or cursors.
+``Store.open`` creates or migrates the file and checks the producer (R4.5, R4.7). The store is one
+class composed of typed parts, each owning the SQL of one concern and sharing only the ``SqlCore``
+(connection, meta, filter SQL, the vector and CJK tables): ``DocumentWrites``, ``Queries``,
+``StageQueries``, ``GraphQueries`` and ``ServingQueries``. ``Store`` binds their public methods
+by name below, so the whole surface is listed in one place. Callers never see SQL or cursors.
 """
 
 from __future__ import annotations
@@ -14,13 +17,16 @@ from pathlib import Path
 import apsw
 
 from ..errors import StoreError
-from .cjk import CjkQueries
+from ..types import SearchFilters
+from . import scan
+from .core import SqlCore
 from .db import connect, connect_for_check, directory_message, is_real_directory, unusable_message
 from .documents import DocumentWrites
 from .graph import GraphQueries
+from .interface import IndexStore
 from .queries import Queries
 from .records import AWAITING_REPARSE, DocumentRecord, HitRow, StoredDoc
-from .schema import MIGRATIONS, PRODUCER, SCHEMA_VERSION, vec_table_sql
+from .schema import MIGRATIONS, PRODUCER, SCHEMA_VERSION
 from .serving import ServingQueries
 from .stages import StageQueries
 
@@ -29,18 +35,71 @@ __all__ = [
     "SCHEMA_VERSION",
     "DocumentRecord",
     "HitRow",
+    "IndexStore",
     "Store",
     "StoredDoc",
+    "open_store",
+    "peek_meta",
     "remove_index_files",
 ]
 
 
-class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, ServingQueries):
+class Store:
     """One open index. Not shared between threads that write at the same time."""
 
     def __init__(self, conn: apsw.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        core = self._core = SqlCore(conn, path)
+        writes = DocumentWrites(core)
+        self.replace_document = writes.replace_document
+        self.replace_fields = writes.replace_fields
+        self.update_document_meta = writes.update_document_meta
+        self.delete_documents = writes.delete_documents
+        self.rename_documents = writes.rename_documents
+        self.reset = writes.reset
+        self.repair_fts = writes.repair_fts
+        reads = Queries(core)
+        self.documents = reads.documents
+        self.chunk_signature = reads.chunk_signature
+        self.counts = reads.counts
+        self.awaiting_reparse_count = reads.awaiting_reparse_count
+        self.corpus_digest = reads.corpus_digest
+        self.quality_counts = reads.quality_counts
+        self.field_row_count = reads.field_row_count
+        self.fts_candidates = reads.fts_candidates
+        self.fts_rowids = reads.fts_rowids
+        self.passing_chunk_ids = reads.passing_chunk_ids
+        self.hit_rows = reads.hit_rows
+        stages = StageQueries(core)
+        self.vectors_for = stages.vectors_for
+        self.document_chunks = stages.document_chunks
+        self.chunk_neighbours = stages.chunk_neighbours
+        graph = GraphQueries(core)
+        self.graph_seed_chunks = graph.graph_seed_chunks
+        self.chunk_embeddings = graph.chunk_embeddings
+        self.graph_candidate_paths = graph.graph_candidate_paths
+        self.graph_node_rows = graph.graph_node_rows
+        serving = ServingQueries(core)
+        self.serving_rows = serving.serving_rows
+        self.serving_rows_in_category = serving.serving_rows_in_category
+        self.serving_row = serving.serving_row
+        self.serving_rows_for = serving.serving_rows_for
+        self.documents_with_parsers_outside = serving.documents_with_parsers_outside
+        self.meta = core.meta
+        self.set_meta = core.set_meta
+        self.declared_fields = core.declared_fields
+        self.vec_dimension = core.vectors.dimension
+        self.ensure_vec_table = core.vectors.ensure
+        self.knn = core.vectors.knn
+
+    def chunk_texts(self) -> Iterator[tuple[str, str | None, str, str]]:
+        """``(path, heading, context, content)`` of every chunk, by path and chunk order (streamed)."""
+        return scan.chunk_texts(self.conn)
+
+    def any_context(self) -> bool:
+        """Does any chunk carry a non-empty context (breadcrumb or code scope)?"""
+        return scan.any_context(self.conn)
 
     # -- opening -------------------------------------------------------------------------------
     @classmethod
@@ -63,7 +122,7 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
         return store
 
     def _initialise_or_migrate(self) -> None:
-        version = self.conn.execute("pragma user_version").fetchall()[0][0]
+        version = self._core.count("pragma user_version")
         if version == 0 and not _table_names(self.conn):
             self._migrate(0)
             with self.conn:
@@ -107,19 +166,12 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
         """True while a statement or transaction keeps a read snapshot open on this connection."""
         return self.conn.txn_state() != apsw.SQLITE_TXN_NONE
 
-    # -- meta ----------------------------------------------------------------------------------
-    def meta(self, key: str) -> str | None:
-        rows = self.conn.execute("select value from index_meta where key=?", (key,)).fetchall()
-        return rows[0][0] if rows else None
-
-    def set_meta(self, items: dict[str, str | None]) -> None:
-        """Set (or, for None, remove) several meta keys in one transaction."""
-        with self.conn:
-            for key, value in items.items():
-                if value is None:
-                    self.conn.execute("delete from index_meta where key=?", (key,))
-                else:
-                    self.conn.execute("insert or replace into index_meta values (?, ?)", (key, value))
+    # -- meta and search -------------------------------------------------------------------------
+    def cjk_candidates(
+        self, terms: Sequence[str], limit: int, weights: tuple[float, float, float], filters: SearchFilters
+    ) -> list[tuple[int, float]]:
+        """(chunk id, bm25) for chunks holding any of the bigram ``terms``, best first, filtered."""
+        return self._core.cjk.candidates(terms, limit, weights, self._core.filter_sql(filters))
 
     def finish_run(self, meta: dict[str, str | None], awaiting_reparse: Sequence[str]) -> None:
         """R4.15 step 13 in one transaction: mark the rows a policy pass did not settle (R4.38) and
@@ -131,19 +183,31 @@ class Store(DocumentWrites, Queries, StageQueries, GraphQueries, CjkQueries, Ser
             )
             self.set_meta(meta)
 
-    def vec_dimension(self) -> int | None:
-        """The dimension the vector table was declared with, or None when it does not exist."""
-        rows = self.conn.execute("select sql from sqlite_schema where name='vec_chunks'").fetchall()
-        if not rows:
-            return None
-        sql = rows[0][0]
-        start = sql.index("float[") + len("float[")
-        return int(sql[start : sql.index("]", start)])
 
-    def ensure_vec_table(self, dimension: int) -> None:
-        if self.vec_dimension() is None:
-            with self.conn:
-                self.conn.execute(vec_table_sql(dimension))
+def open_store(db_path: Path, *, create: bool = True) -> IndexStore:
+    """Open the index at ``db_path`` behind the ``IndexStore`` interface: the one place that picks
+    the storage engine (today always the SQLite ``Store``; see docs/scaling.md)."""
+    return Store.open(db_path, create=create)
+
+
+def peek_meta(db_path: Path, key: str) -> str | None:
+    """One ``index_meta`` value, read without changing the file (not even to WAL); None when there
+    is no index there or it cannot be read, which the command's own open then reports."""
+    if not os.path.isfile(db_path):
+        return None
+    try:
+        conn = connect_for_check(db_path)
+    except StoreError:
+        return None
+    try:
+        if "index_meta" not in _table_names(conn):
+            return None
+        rows = conn.execute("select value from index_meta where key=?", (key,)).fetchall()
+        return str(rows[0][0]) if rows else None
+    except apsw.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def _table_names(conn: apsw.Connection) -> set[str]:
@@ -155,7 +219,7 @@ def _refuse_unless_ours(db_path: Path) -> None:
     (R4.5, R4.7). Runs on a read-only connection: nothing here may change a file it refuses."""
     conn = connect_for_check(db_path)
     try:
-        version = conn.execute("pragma user_version").fetchall()[0][0]
+        version = int(conn.execute("pragma user_version").fetchall()[0][0] or 0)
         tables = _table_names(conn)
         producer = None
         if "index_meta" in tables:

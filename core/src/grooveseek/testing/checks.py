@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Sequence
-from typing import Any
+from typing import NoReturn, TypedDict, Unpack
 
 import attrs
 import numpy as np
 
-from ..interfaces import Embedder, Parser
+from ..config.model import GrooveConfig
+from ..interfaces import Embedder, FloatArray, Grammar, Parser
 from ..types import ParseContext, ParsedDocument, Section
 
 # Distinct topics, so each text's own vector is clearly its nearest one (the order check).
@@ -47,13 +48,22 @@ class RecordingParseContext(ParseContext):
     warnings: list[str] = attrs.field(factory=list, eq=False)
 
 
-def recording_parse_context(**kwargs: Any) -> RecordingParseContext:
+class ParseLimits(TypedDict, total=False):
+    """The ParseContext fields a test may override."""
+
+    max_bytes: int
+    max_decompressed_size: int
+    exclude_headings: tuple[str, ...]
+    config: GrooveConfig | None
+
+
+def recording_parse_context(**kwargs: Unpack[ParseLimits]) -> RecordingParseContext:
     """A RecordingParseContext; keyword arguments override the ParseContext limits."""
     warnings: list[str] = []
     return RecordingParseContext(warn=warnings.append, warnings=warnings, **kwargs)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise ContractViolation(message)
 
 
@@ -84,7 +94,7 @@ def _check_parser_attributes(parser: Parser) -> None:
             _fail(f"parser {pid}: {name} must be a non-empty string, got {value!r}")
 
 
-def _check_document(parser: Parser, doc: Any, what: str) -> ParsedDocument:
+def _check_document(parser: Parser, doc: object, what: str) -> ParsedDocument:
     if doc is None:
         _fail(f"parser {parser.id}: parse() returned None for {what}; raise ParseError instead")
     if not isinstance(doc, ParsedDocument):
@@ -96,7 +106,7 @@ def _check_document(parser: Parser, doc: Any, what: str) -> ParsedDocument:
     return doc
 
 
-def _parse_elsewhere(parser: Parser, data: bytes, rel_path: str, ctx: ParseContext) -> Any:
+def _parse_elsewhere(parser: Parser, data: bytes, rel_path: str, ctx: ParseContext) -> object:
     """Parse with the working directory set to an empty temporary one.
 
     A parser gets the file's bytes; one that opens ``rel_path`` itself would read the wrong file
@@ -163,7 +173,7 @@ def check_parser(
 # -------------------------------------------------------------------------------------- embedders
 
 
-def _as_matrix(embedder: Embedder, value: Any, count: int, what: str) -> np.ndarray:
+def _as_matrix(embedder: Embedder, value: object, count: int, what: str) -> FloatArray:
     if not isinstance(value, np.ndarray):
         _fail(f"embedder {embedder.id}: {what} returned {type(value).__name__}, not numpy.ndarray")
     if value.dtype != np.float32:
@@ -253,6 +263,6 @@ def check_embedder(
 # --------------------------------------------------------------------------------------- grammars
 
 
-def check_grammar(grammar: Any) -> None:
+def check_grammar(grammar: Grammar) -> None:
     """Check a tree-sitter Grammar against R3.8. Not implemented yet."""
     raise NotImplementedError("check_grammar is not implemented yet (R3.8)")

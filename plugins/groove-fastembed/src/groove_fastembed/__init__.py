@@ -9,8 +9,8 @@ Importing this package imports neither fastembed nor onnxruntime (R1.39): models
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from grooveseek import GrooveConfig
 from grooveseek.hookspecs import hookimpl
 from grooveseek.interfaces import Embedder, Reranker
 
@@ -40,10 +40,10 @@ class FastEmbedPlugin:
         return f"FastEmbedPlugin({self.model_id!r})"
 
     @hookimpl
-    def register_embedders(self, register: Callable[[Embedder], None], config: Any) -> None:
+    def register_embedders(self, register: Callable[[Embedder], None], config: GrooveConfig) -> None:
         # ``fastembed_cache_dir`` is already absolute (or None) in the effective config; the
         # environment is consulted only at load time, where R0.9 lets it win.
-        cache_dir = getattr(config, "fastembed_cache_dir", None)
+        cache_dir = config.fastembed_cache_dir
         register(FastEmbedEmbedder(MODELS[self.model_id], cache_dir))
 
 
@@ -62,10 +62,10 @@ class FastEmbedRerankerPlugin:
         return f"FastEmbedRerankerPlugin({self.reranker_id!r})"
 
     @hookimpl
-    def register_rerankers(self, register: Callable[[Reranker], None], config: Any) -> None:
+    def register_rerankers(self, register: Callable[[Reranker], None], config: GrooveConfig) -> None:
         # The same cache directory rules as the embedders (R0.9, R1.12): the config value here,
         # the environment at load time.
-        cache_dir = getattr(config, "fastembed_cache_dir", None)
+        cache_dir = config.fastembed_cache_dir
         register(FastEmbedReranker(RERANKERS[self.reranker_id], cache_dir))
 
 

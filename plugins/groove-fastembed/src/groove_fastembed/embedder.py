@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from grooveseek.errors import ModelError
+from grooveseek.errors import GrooveError, ModelError
 from grooveseek.interfaces import Embedder
 
 from .cache import resolve_cache_dir
@@ -82,6 +82,19 @@ class FastEmbedEmbedder(Embedder):
             ConfigError: a relative FASTEMBED_CACHE_DIR or fastembed_cache_dir, or no absolute default.
         """
         self.cache_dir  # noqa: B018 - resolving is the check; the path itself is not needed here
+
+    def available_offline(self) -> bool:
+        """The packaged model always; a downloaded one when its weights are in the hub-layout cache
+        (``models--<org>--<name>/snapshots/<rev>/<model_file>``), where fastembed looks first."""
+        if self.spec.packaged:
+            return True
+        if self.spec.hf_repo is None:
+            return False
+        try:
+            repo = self.cache_dir / ("models--" + self.spec.hf_repo.replace("/", "--"))
+            return any(repo.glob(f"snapshots/*/{self.spec.model_file}"))
+        except (OSError, GrooveError):  # an unusable cache directory holds nothing
+            return False
 
     def load(self) -> None:
         """Load the model now (prints the R5.9 line on the first load in this process)."""

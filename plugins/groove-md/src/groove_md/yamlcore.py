@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 import attrs
 import yaml
@@ -77,7 +77,8 @@ class CoreLoader(yaml.SafeLoader):
     """A safe loader with YAML 1.2 core implicit typing; scalars it cannot type keep their text."""
 
     # An own, empty table: add_implicit_resolver would otherwise start from YAML 1.1's.
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, re.Pattern[str]]]]] = {}
+    # Not a ClassVar in the annotation: the PyYAML stubs declare the attribute on instances.
+    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}  # noqa: RUF012
 
     def construct_core_bool(self, node: yaml.ScalarNode) -> bool | str:
         """``true``/``false``; an explicit ``!!bool yes`` is honoured as YAML 1.1 reads it."""
@@ -144,7 +145,10 @@ class _SourceTextConstructor(SafeConstructor):
 
 
 for _name in ("bool", "int", "float", "timestamp", "binary", "merge"):
-    _SourceTextConstructor.add_constructor(_TAG + _name, _SourceTextConstructor.construct_source_text)
+    # types-PyYAML binds constructors to Loader classes; a bare SafeConstructor works at run time.
+    _SourceTextConstructor.add_constructor(  # type: ignore[type-var]
+        _TAG + _name, _SourceTextConstructor.construct_source_text
+    )
 
 
 @attrs.frozen
