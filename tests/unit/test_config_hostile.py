@@ -28,6 +28,15 @@ def test_a_config_nested_a_thousand_levels_deep_is_a_config_error(tmp_path: Path
     assert str(path) in message and "nested too deeply" in message and "flatten" in message
 
 
+def test_a_number_too_long_for_python_is_a_config_error(tmp_path: Path) -> None:
+    # Found by the fuzzing harness (python3 dev.py fuzz): tomllib raised a bare ValueError.
+    path = tmp_path / "groove.toml"
+    path.write_text("model = " + "9" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(str(path), cwd=tmp_path, env=env_for(tmp_path))
+    assert str(path) in str(info.value) and "too many digits" in str(info.value)
+
+
 def test_a_utf8_bom_at_the_start_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "groove.toml"
     path.write_bytes(b'\xef\xbb\xbfexclude_headings = ["Draft"]\n')

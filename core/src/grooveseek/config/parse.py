@@ -324,6 +324,11 @@ def read_toml(path: Path) -> dict[str, Any]:
         ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"failed to parse config: {path}\n{exc}") from exc
+    except ValueError as exc:  # tomllib lets int() refuse a number of more than 4300 digits
+        raise ConfigError(
+            f"failed to parse config: {path}\na number has too many digits ({exc}); no GrooveSeek "
+            "setting needs one that long"
+        ) from None
     except RecursionError:  # tomllib recurses once per nested array or inline table
         raise ConfigError(
             f"failed to parse config: {path}\narrays or inline tables are nested too deeply for the "
