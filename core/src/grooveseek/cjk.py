@@ -9,6 +9,7 @@ exact token lookup in an inverted index: cheap, and ranked by bm25 like the trig
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 CJK_SCRIPTS = ("kanji", "katakana")
@@ -35,23 +36,16 @@ def char_class(ch: str) -> str:
     return "sep"
 
 
+# The kanji and katakana classes of ``char_class`` as regex sets: one C-speed scan instead of a
+# Python call per character (an 8 MB note spent over a minute in the loop).
+_KANJI = "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\U0002f800-\U0002fa1f\u3005\u3006"
+_KATAKANA = "\u30a1-\u30ff\uff66-\uff9f"
+_CJK_RUN = re.compile(f"[{_KANJI}]+|[{_KATAKANA}]+")
+
+
 def cjk_runs(text: str) -> list[str]:
-    """Maximal runs of one CJK script (kanji or katakana), in order."""
-    runs: list[str] = []
-    current: list[str] = []
-    current_class = None
-    for ch in text:
-        cls = char_class(ch)
-        if cls in CJK_SCRIPTS and cls == current_class:
-            current.append(ch)
-            continue
-        if current:
-            runs.append("".join(current))
-        current = [ch] if cls in CJK_SCRIPTS else []
-        current_class = cls if cls in CJK_SCRIPTS else None
-    if current:
-        runs.append("".join(current))
-    return runs
+    """Maximal runs of one CJK script (kanji or katakana), in order (``char_class``'s classes)."""
+    return _CJK_RUN.findall(text)
 
 
 def bigram_text(text: str) -> str:
