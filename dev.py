@@ -26,7 +26,17 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
-MEMBERS = ["core", "plugins/groove-md", "plugins/groove-txt", "plugins/groove-fastembed", "."]
+MEMBERS = [
+    "core",
+    "plugins/groove-md",
+    "plugins/groove-txt",
+    "plugins/groove-fastembed",
+    "grammars/groove-grammar-rust",
+    "grammars/groove-grammar-python",
+    "grammars/groove-grammar-php",
+    "plugins/groove-openai",
+    ".",
+]
 
 
 def _inputs_digest() -> str:
@@ -50,7 +60,8 @@ def install() -> None:
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
     editable = [arg for m in MEMBERS for arg in ("-e", str(ROOT / m))]
     # Test and lint tools, pinned by constraints.txt like everything else.
-    tools = ["pytest", "hypothesis", "onnx", "ruff", "mypy", "types-PyYAML"]
+    # tree-sitter-go and hatchling: the third-party grammar test builds and installs a package.
+    tools = ["pytest", "hypothesis", "onnx", "ruff", "mypy", "types-PyYAML", "tree-sitter-go", "hatchling"]
     subprocess.run(pip + ["-c", str(ROOT / "constraints.txt")] + editable + tools, check=True)
     stamp.write_text(digest)
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("core", "plugins", "grammars", "tests", "bench", "tools", "dev.py", "conftest.py")
-SKIPPED_PARTS = {".venv", "build", "dist", "work", "__pycache__", ".hypothesis"}
+# code-corpus: a frozen snapshot of old source used as bench data (bench/fixtures/code-corpus/SOURCES.md).
+SKIPPED_PARTS = {".venv", "build", "dist", "work", "__pycache__", ".hypothesis", "code-corpus"}
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from grooveseek.builtins import chunkers
 from grooveseek.builtins.chunkers import (
+    CodeChunker,
     PagesChunker,
     SectionsChunker,
     WholeChunker,
@@ -44,16 +45,16 @@ def sections(d: ParsedDocument, **kw: object) -> list[Chunk]:
 
 
 class TestRegistration:
-    def test_builtins_register_three_chunkers(self) -> None:
+    def test_builtins_register_four_chunkers(self) -> None:
         registry = Registry.build(load_plugins(PluginSelection(parsers=())), None)
-        assert set(registry.chunkers) == {"sections", "whole", "pages"}
+        assert set(registry.chunkers) == {"sections", "whole", "pages", "code"}
         assert all(isinstance(c, Chunker) for c in registry.chunkers.values())
         assert registry.chunkers["sections"].id == "sections"
 
     def test_hook_registers_instances(self) -> None:
         got: list[Chunker] = []
         chunkers.register_chunkers(got.append, None)
-        assert [type(c) for c in got] == [SectionsChunker, WholeChunker, PagesChunker]
+        assert [type(c) for c in got] == [SectionsChunker, WholeChunker, PagesChunker, CodeChunker]
 
 
 class TestExclusion:

@@ -10,6 +10,7 @@ import attrs
 import pytest
 
 from grooveseek.config import GrooveConfig, load_config
+from grooveseek.config.model import RerankerEndpointConfig
 from grooveseek.config.parse import RENAMED_KEYS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +37,8 @@ def _key_paths(cl: type = GrooveConfig, prefix: tuple[str, ...] = ()) -> list[tu
     """Every leaf key of the schema as a TOML key path, e.g. ("search", "mmr", "lambda")."""
     paths = []
     for field in attrs.fields(cl):
+        if field.name == "reranker_endpoint":
+            continue  # the [reranker] table: another spelling of ``reranker``, checked on its own below
         key = RENAMED_KEYS.get(cl, {}).get(field.name, field.name)
         nested = field.default.factory if isinstance(field.default, attrs.Factory) else None
         if nested is not None and attrs.has(nested):
@@ -125,3 +128,10 @@ def test_every_key_is_documented(path):
     assert re.search(rf"^\| `{re.escape(path[-1])}` \|", sections[section], re.MULTILINE), (
         f"{'.'.join(path)} has no table row in docs/configuration.md"
     )
+
+
+@pytest.mark.parametrize("key", [f.name for f in attrs.fields(RerankerEndpointConfig)])
+def test_every_reranker_table_key_is_documented(key):
+    sections = _doc_sections()
+    assert "reranker" in sections, "docs/configuration.md has no ### section for [reranker]"
+    assert re.search(rf"^\| `{key}` \|", sections["reranker"], re.MULTILINE), f"[reranker].{key} undocumented"

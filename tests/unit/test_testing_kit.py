@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
 from grooveseek.errors import ParseError
-from grooveseek.interfaces import Embedder, Parser
+from grooveseek.interfaces import Embedder, Grammar, Parser
 from grooveseek.testing import (
     ContractViolation,
     FakeEmbedder,
@@ -131,7 +133,7 @@ def test_check_parser_rejects_a_parser_breaking_one_rule(
     old = os.getcwd()
     os.chdir(tmp_path)
     try:
-        with pytest.raises(ContractViolation, match=message):
+        with pytest.raises(ContractViolation, match=re.escape(message)):
             check_parser(parser, b"hello world", "notes/hello.txt", garbage=b"\xff\xfe\xfa")
     finally:
         os.chdir(old)
@@ -156,9 +158,59 @@ def test_check_parser_refuses_a_path_the_index_could_not_hold(rel_path: str) -> 
         check_parser(LinesParser(), b"x", rel_path)
 
 
-def test_check_grammar_is_not_implemented_yet() -> None:
-    with pytest.raises(NotImplementedError):
-        check_grammar(object())
+# ----------------------------------------------------------------------------------- grammars
+
+GO_SAMPLE = b"""package shop
+
+// Total sums the prices in cents.
+func Total(prices []int) int {
+\tsum := 0
+\tfor _, p := range prices {
+\t\tsum += p
+\t}
+\treturn sum
+}
+"""
+
+
+def go_grammar(**changes: object) -> Grammar:
+    import tree_sitter_go
+
+    grammar = Grammar(
+        id="go", language_name="go", language=tree_sitter_go.language, tags_query=tree_sitter_go.TAGS_QUERY
+    )
+    return attrs.evolve(grammar, **changes)
+
+
+def test_check_grammar_accepts_a_real_grammar() -> None:
+    check_grammar(go_grammar(), GO_SAMPLE)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"id": "Go"}, "one lowercase file extension"),
+        ({"id": ".go"}, "one lowercase file extension"),
+        ({"language_name": " "}, "language_name is empty"),
+        ({"language": lambda: 1 / 0}, "language function raised ZeroDivisionError"),
+        ({"language": lambda: "tree-sitter-go"}, "returned str, not a tree-sitter language"),
+        ({"tags_query": "(no_such_node) @definition.function"}, "does not compile"),
+        ({"tags_query": "(call_expression) @reference.call"}, "no @definition.<kind> capture"),
+    ],
+)
+def test_check_grammar_names_the_broken_load_check(changes: dict, message: str) -> None:
+    with pytest.raises(ContractViolation, match=message):
+        check_grammar(go_grammar(**changes), GO_SAMPLE)
+
+
+def test_check_grammar_wants_a_sample_with_a_definition() -> None:
+    with pytest.raises(ContractViolation, match="found no definition in the sample"):
+        check_grammar(go_grammar(), b"package shop\n\nvar x = 1\n")
+
+
+def test_check_grammar_refuses_what_is_not_a_grammar() -> None:
+    with pytest.raises(ContractViolation, match=r"expected a grooveseek\.Grammar"):
+        check_grammar(object(), GO_SAMPLE)
 
 
 # ---------------------------------------------------------------------------------- toy embedders

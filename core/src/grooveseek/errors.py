@@ -44,6 +44,21 @@ class ModelError(GrooveError):
     """An embedding or reranking model could not be loaded or failed to run."""
 
 
+class EmbeddingRejected(ModelError):
+    """An embedding endpoint refused the input itself (HTTP 400, 413, 422; SPEC R5.14, R5.16).
+
+    The indexer skips the file whose chunks were refused and keeps its rows; any other
+    ``ModelError`` stops the run. ``status`` is the HTTP status; ``accepted`` counts the requests
+    of the same ``embed_documents`` call that the endpoint accepted before refusing one (R5.17).
+    The message names the status only, never the endpoint's response body (R5.19).
+    """
+
+    def __init__(self, status: int, accepted: int = 0) -> None:
+        super().__init__(f"embedding endpoint rejected the input (HTTP {status})")
+        self.status = status
+        self.accepted = accepted
+
+
 class RerankError(ModelError):
     """The reranker failed during a search; its message is shown as it is (R5.22: no re-index helps)."""
 

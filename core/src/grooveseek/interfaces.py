@@ -9,18 +9,20 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import ClassVar, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, TypeAlias
 
 import attrs
-import numpy as np
-import numpy.typing as npt
+
+if TYPE_CHECKING:  # annotations only: importing the interfaces must not import numpy (issue 16)
+    import numpy as np
+    import numpy.typing as npt
 
 from .types import Chunk, ChunkSettings, ParseContext, ParsedDocument
 
 PLUGIN_API_VERSION = 1
 
 #: What an embedder returns: float32 rows (or one row for a query), unit length.
-FloatArray: TypeAlias = npt.NDArray[np.float32]
+FloatArray: TypeAlias = "npt.NDArray[np.float32]"
 
 
 class Parser(ABC):
@@ -36,10 +38,17 @@ class Parser(ABC):
     media_type: ClassVar[str] = "text/plain"
     chunker: ClassVar[str] = "sections"
     policy_version: ClassVar[str] = "1"
+    #: A byte limit the parser itself imposes whatever ``[index]`` says (the code parser's 1 MiB,
+    #: R2.27), or None. A larger file is skipped with ``size_limit_message`` before it is read.
+    size_limit: ClassVar[int | None] = None
 
     @abstractmethod
     def parse(self, data: bytes, rel_path: str, ctx: ParseContext) -> ParsedDocument:
         """Parse ``data`` (the whole file) stored at ``rel_path``."""
+
+    def size_limit_message(self, size: int) -> str:
+        """The skip reason for a file over ``size_limit``; it must name the parser's own limit."""
+        return f"file too large ({size} bytes > {self.size_limit} byte limit of the {self.id} parser)"
 
     def parse_for_read(self, data: bytes, rel_path: str, ctx: ParseContext) -> ParsedDocument:
         """Parse under the read-side limits for ``get_document`` (R2.31); same as ``parse`` by default."""

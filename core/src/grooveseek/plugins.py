@@ -52,6 +52,7 @@ RERANKER_HINTS = {
     "bge-v2-m3": "groove-fastembed",
     "jina-v2-ml": "groove-fastembed",
     "bge-base": "groove-fastembed",
+    "rerank-endpoint": "groove-openai",
 }
 
 

@@ -50,6 +50,7 @@ class Registry:
                 caller = pm.subset_hook_caller(hook_name, remove_plugins=others)
                 register = _make_register(kind, _Source(name, dist), iface, found[kind])
                 caller(register=register, config=config)
+        found["parsers"].update(_code_parsers(found["grammars"], dists))
         registry = cls(**found)
         registry._check_chunkers()
         return registry
@@ -69,6 +70,18 @@ class Registry:
         if dot <= 0:
             return None
         return self.parsers.get(base[dot + 1 :].lower())
+
+
+def _code_parsers(grammars: dict[str, Grammar], dists: dict[str, str | None]) -> dict[str, Parser]:
+    """R3.3 / R3.8: check each registered grammar and wrap it in the built-in code parser driver."""
+    if not grammars:
+        return {}
+    from .builtins.code import CodeParser, load_grammar  # tree-sitter only when a grammar is enabled
+
+    return {
+        gid: CodeParser(load_grammar(grammar, dists.get(f"grammars.{gid}")))
+        for gid, grammar in grammars.items()
+    }
 
 
 @attrs.frozen

@@ -148,7 +148,10 @@ class ModelLoader:
         self._on_error = on_error
         self._done = threading.Event()
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="groove-model-load", daemon=True)
+        # Not a daemon: a process that exits early (a bind failure, a signal) waits for the load to
+        # finish, because tearing the interpreter down under onnxruntime's session construction
+        # aborts the process ("terminate called without an active exception", SIGABRT).
+        self._thread = threading.Thread(target=self._run, name="groove-model-load", daemon=False)
 
     def start(self) -> None:
         self._thread.start()
@@ -189,6 +192,10 @@ class SharedEmbedder(Embedder):
         self.dimension = inner.dimension
         self.batch_size = inner.batch_size
         self.api_version = inner.api_version
+        # Class attributes of Embedder with defaults: without copying them the wrapper would report
+        # the defaults, not the model's window and languages (chunk budgets and fusion read them).
+        self.max_input_tokens = inner.max_input_tokens
+        self.languages = inner.languages
         self.loader: ModelLoader | None = None  # set while a background load runs (``serve``)
 
     def __getattr__(self, name: str) -> Any:  # plugin-specific extras (spec, cache_dir, ...)

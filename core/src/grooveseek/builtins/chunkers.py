@@ -1,9 +1,11 @@
-"""Built-in chunkers ``sections``, ``whole`` and ``pages`` (SPEC R3.3), registered without entry points.
+"""Built-in chunkers ``sections``, ``whole``, ``pages`` and ``code`` (SPEC R3.3) (no entry points).
 
 They turn a parser's raw sections into chunks: ``sections`` applies ``exclude_headings`` (R3.25),
 breadcrumb context (R3.84), the small-section merge (R3.27) and numbering (R3.28); ``whole`` makes
 one chunk of the whole text (R3.30); ``pages`` makes one chunk per section with no merging (PDF
-pages, sheets, slides). Quality scores are not computed here: the indexer calls ``quality``.
+pages, sheets, slides); ``code`` makes one chunk per section of the code parser, which has already
+split the file by definition (§3.11). Quality scores are not computed here: the indexer calls
+``quality``.
 """
 
 from __future__ import annotations
@@ -192,9 +194,27 @@ class PagesChunker(Chunker):
         return chunks
 
 
+class CodeChunker(Chunker):
+    """One chunk per code-parser section, unchanged (R3.72 splitting is the parser's, see ``code.parser``).
+
+    The context is the section's code scope whatever ``[contextual]`` says (R3.84, R3.85); content
+    keeps the first line's indentation so the chunk reads as the source does at its line range.
+    """
+
+    id = "code"
+
+    def chunk(self, doc: ParsedDocument, settings: ChunkSettings) -> list[Chunk]:
+        chunks: list[Chunk] = []
+        for section in doc.sections:
+            if section.text.strip():
+                chunks.append(_chunk_from(section, len(chunks), section.text.rstrip(), section.context))
+        return chunks
+
+
 @hookimpl
 def register_chunkers(register: Callable[[Chunker], None], config: GrooveConfig) -> None:
-    """Register the built-in ``sections``, ``whole`` and ``pages`` chunkers."""
+    """Register the built-in ``sections``, ``whole``, ``pages`` and ``code`` chunkers."""
     register(SectionsChunker())
     register(WholeChunker())
     register(PagesChunker())
+    register(CodeChunker())

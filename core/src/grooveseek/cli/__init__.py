@@ -12,8 +12,6 @@ from __future__ import annotations
 import errno
 import importlib
 import sys
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as dist_version
 from typing import Any
 
 import click
@@ -34,11 +32,51 @@ COMMANDS = {
 }
 
 
+# ``groove --help`` lists every command with its one-line help. Importing each command to read its
+# docstring would import the search stack (numpy, apsw, sqlite-vec): ~0.5 s for a help screen. The
+# lines are kept here instead; a test keeps them equal to the commands' own short help.
+SUMMARIES = {
+    "doctor": "Check the index for damage and stale state; never loads a model, never repairs.",
+    "eval": "Measure recall@k, MRR and nDCG@k of the search over a golden query set.",
+    "graph": "Walk from a document to the chunks most similar to it, breadth-first.",
+    "index": "Index the knowledge base into .groove.db (beside kb_path, or --index-path).",
+    "plugins": (
+        "List installed plugins per group, whether the effective config enables them, and what loaded."
+    ),
+    "search": "Hybrid (vector + full-text) search.",
+    "serve": "Serve the knowledge base to MCP clients (stdio by default; --transport http for many clients).",
+    "status": "Print document and chunk counts, the model, and the quality filter.",
+    "tune": "Measure whether [search.fusion] settings can improve retrieval on this KB (applies nothing).",
+    "validate": "Check every Markdown file's frontmatter against groove-schema.toml.",
+}
+
+
+def _shortened(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters, with "..." (as click does)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(1, limit - 3)].rsplit(" ", 1)[0].rstrip(" ,;")
+    return cut + "..."
+
+
 class GrooveGroup(click.Group):
     """Lazy subcommands; GrooveError → ``Error: …`` + exit 1, never a traceback."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)  # as click.Group does
+        rows = []
+        for name in names:
+            summary = SUMMARIES.get(name)
+            if summary is None:  # a command without a kept line: import it for its help
+                command = self.get_command(ctx, name)
+                summary = command.get_short_help_str(limit=200) if command is not None else ""
+            rows.append((name, _shortened(summary, limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         target = COMMANDS.get(name)
@@ -104,12 +142,12 @@ def os_error_message(exc: BaseException) -> str:
 
 
 def _version() -> str:
-    try:
-        return dist_version("grooveseek-core")
-    except PackageNotFoundError:  # running from a source tree without metadata
-        from .. import __version__
+    # The package constant, not importlib.metadata: reading distribution metadata costs about a
+    # third of a second, which ``groove --version`` should not pay (issue 16). A test keeps the
+    # constant equal to core/pyproject.toml's version.
+    from .. import __version__
 
-        return __version__
+    return __version__
 
 
 @click.group(cls=GrooveGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -11,6 +11,7 @@ from ..config import plugin_selection
 from ..errors import GrooveError
 from ..plugins import LoadedPlugin, plugin_report
 from .options import config_option, dump_json, effective_config_path, format_option
+from .status import endpoint_host
 
 LICENCE_NOTES = {
     "jina-v2-ml": "CC-BY-NC-4.0: research/evaluation only, no commercial use",
@@ -21,6 +22,9 @@ def _text_row(row: dict[str, Any]) -> str:
     enabled = "enabled" if row["enabled"] else "-"
     loaded = "loaded" if row["loaded"] else "-"
     note = f"  ({row['licence_note']})" if "licence_note" in row else ""
+    if "endpoint" in row:
+        dim = f", {row['dimension']} dim" if row.get("dimension") else ""
+        note += f"  (endpoint {row['endpoint']}{dim})"
     return (
         f"{enabled:<8} {loaded:<7} {row['group']:<10} {row['id']:<20} "
         f"{row['distribution']} {row['version']}{note}"
@@ -44,9 +48,16 @@ def plugins_command(ctx: click.Context, config_path: str | None, fmt: str) -> No
     except GrooveError as exc:
         error = str(exc)
     rows = plugin_report(selection, imported)
+    config = loaded_config.config
     for row in rows:
         if row["id"] in LICENCE_NOTES:
             row["licence_note"] = LICENCE_NOTES[row["id"]]
+        if row["group"] == "embedders" and row["enabled"] and config.embedding.endpoint:
+            row["endpoint"] = endpoint_host(config.embedding.endpoint)
+            row["dimension"] = config.embedding.dimension
+        table = config.reranker_endpoint
+        if row["group"] == "rerankers" and row["enabled"] and table is not None and table.endpoint:
+            row["endpoint"] = endpoint_host(table.endpoint)
     if fmt == "json":
         click.echo(dump_json({"plugins": rows, "error": error}))
     else:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import click
 
 from ..app import build_app
+from ..config.model import GrooveConfig
 from ..console import echo_err
 from ..store.interface import IndexStore
 from ..store.store import open_store
@@ -17,6 +20,28 @@ def _declared_line(store: IndexStore) -> str:
     if declared is None:
         return "Declared fields: pending"
     return f"Declared fields: {', '.join(declared) or 'none'} ({store.field_row_count()} value rows)"
+
+
+def endpoint_host(url: str) -> str:
+    """``host[:port]`` of an endpoint URL: what status and plugins show (never the path or a key)."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "?", parts.port
+    except ValueError:
+        return "?"
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{port}" if port else host
+
+
+def endpoint_lines(config: GrooveConfig) -> list[str]:
+    """The HTTP endpoints the effective config uses, by host (R0.12: the key is never shown)."""
+    lines = []
+    emb = config.embedding
+    if emb.provider == "openai-compatible" and emb.endpoint:
+        lines.append(f"Endpoint: {endpoint_host(emb.endpoint)} ({emb.dimension} dim)")
+    if config.reranker_endpoint is not None and config.reranker_endpoint.endpoint:
+        lines.append(f"Reranker endpoint: {endpoint_host(config.reranker_endpoint.endpoint)}")
+    return lines
 
 
 @click.command("status")
@@ -39,6 +64,8 @@ def status_command(ctx: click.Context, kb_path: str | None, config_path: str | N
         click.echo(f"Documents: {docs}")
         click.echo(f"Chunks: {chunks}")
         click.echo(f"Model: {identity} ({dim} dim)")
+        for line in endpoint_lines(app.config):
+            click.echo(line)
         click.echo(f"Context mode: {store.meta('context_mode') or 'off'}")
         click.echo(_declared_line(store))
         awaiting = store.awaiting_reparse_count()

@@ -136,6 +136,27 @@ class EmbeddingConfig:
 
 
 @attrs.frozen
+class RerankerEndpointConfig:
+    """A ``[reranker]`` table: reranking over a ``/rerank`` route (groove-openai, design).
+
+    In TOML ``reranker`` is either an id string or this table; a table sets ``reranker`` to
+    ``ENDPOINT_RERANKER_ID`` and lands here (``config.parse``).
+    """
+
+    endpoint: str | None = None
+    model: str | None = None
+    request_format: str = "documents"  # "documents" (llama.cpp, vLLM, Jina) | "texts" (TEI)
+    batch_size: int = 32
+    api_key: str | None = attrs.field(default=None, repr=False)  # never in logs or reprs (R5.19)
+    timeout_seconds: int = 60
+    max_input_chars: int = 8000
+    max_retries: int = 3
+
+
+ENDPOINT_RERANKER_ID = "rerank-endpoint"
+
+
+@attrs.frozen
 class GrooveConfig:
     """The effective configuration (after trust restrictions, R1.29)."""
 
@@ -156,6 +177,8 @@ class GrooveConfig:
     search: SearchConfig = attrs.field(factory=SearchConfig)
     contextual: ContextualConfig = attrs.field(factory=ContextualConfig)
     embedding: EmbeddingConfig = attrs.field(factory=EmbeddingConfig)
+    # Set only from a [reranker] table (never a TOML key of its own name; config.parse).
+    reranker_endpoint: RerankerEndpointConfig | None = None
 
 
 @attrs.frozen

@@ -21,7 +21,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 from cattrs.gen import make_dict_structure_fn, override
 
 from ..errors import ConfigError
-from .model import GrooveConfig, IndexConfig, MmrConfig
+from .model import ENDPOINT_RERANKER_ID, GrooveConfig, IndexConfig, MmrConfig, RerankerEndpointConfig
 
 # "unlimited" must still compare as a number against a file size; 2**63-1 is what an i64/u64
 # based store or stat() can never exceed.
@@ -349,14 +349,33 @@ def _with_implied_transport_kind(raw: dict[str, Any]) -> dict[str, Any]:
 def structure(raw: dict[str, Any], path: Path) -> GrooveConfig:
     """Structure a raw TOML document into a ``GrooveConfig`` (shape checks only).
 
+    ``reranker`` is an id string or a ``[reranker]`` table (an endpoint reranker, design): the
+    table is structured on its own into ``reranker_endpoint`` so its errors name ``[reranker]``.
+
     Raises:
         ConfigError: ``<path>: invalid config`` followed by one line per problem.
     """
+    raw = _with_implied_transport_kind(raw)
+    causes: list[str] = []
+    if "reranker_endpoint" in raw:  # an internal field, not a key anyone may write
+        causes.append(f'unknown key "reranker_endpoint" @ {path} (write a [reranker] table instead)')
+        raw = {k: v for k, v in raw.items() if k != "reranker_endpoint"}
+    table = raw.get("reranker") if isinstance(raw.get("reranker"), dict) else None
+    if table is not None:
+        raw = {**raw, "reranker": ENDPOINT_RERANKER_ID}
+    config = endpoint = None
     try:
-        return CONVERTER.structure(_with_implied_transport_kind(raw), GrooveConfig)
+        config = CONVERTER.structure(raw, GrooveConfig)
     except (ClassValidationError, ValueProblem) as exc:
-        causes = error_messages(exc, str(path))
-        raise ConfigError(f"{path}: invalid config\n" + "\n".join(causes)) from exc
+        causes.extend(error_messages(exc, str(path)))
+    if table is not None:
+        try:
+            endpoint = CONVERTER.structure(table, RerankerEndpointConfig)
+        except (ClassValidationError, ValueProblem) as exc:
+            causes.extend(error_messages(exc, str(path), ["reranker"]))
+    if causes or config is None:
+        raise ConfigError(f"{path}: invalid config\n" + "\n".join(causes))
+    return attrs.evolve(config, reranker_endpoint=endpoint) if endpoint is not None else config
 
 
 def parse_file(path: Path) -> ParsedFile:

@@ -139,7 +139,16 @@ def _restrict_top(cfg: GrooveConfig, raw: dict[str, Any], ctx: TrustContext, out
                 f"model: {', '.join(BUILTIN_FASTEMBED_MODELS)})"
             )
         )
-    if "reranker" in raw and cfg.reranker not in ("none", *BUILTIN_RERANKERS):
+    if cfg.reranker_endpoint is not None:
+        changes.update(reranker=defaults.reranker, reranker_endpoint=None)
+        endpoint = cfg.reranker_endpoint.endpoint
+        out.append(
+            ctx.warn(
+                "[reranker] is ignored and reranking stays off "
+                f"(it would send queries and passages to {endpoint})"
+            )
+        )
+    elif "reranker" in raw and cfg.reranker not in ("none", *BUILTIN_RERANKERS):
         changes["reranker"] = defaults.reranker
         out.append(
             ctx.warn(

@@ -255,27 +255,56 @@ def _check_parent(search: SearchConfig, f: Findings) -> None:
         )
 
 
-def _check_endpoint_url(endpoint: str, f: Findings) -> None:
+def _check_endpoint_url(endpoint: str, f: Findings, section: str = "embedding") -> None:
+    example = (
+        "http://localhost:11434/v1/embeddings"
+        if section == "embedding"
+        else "http://127.0.0.1:8080/v1/rerank"
+    )
     try:
         url = urlsplit(endpoint)
         has_credentials = url.username is not None or url.password is not None
         host = url.hostname
     except ValueError:
-        f.errors.append(
-            "[embedding].endpoint is not a valid URL; write the full URL, e.g. "
-            '"http://localhost:11434/v1/embeddings"'
-        )
+        f.errors.append(f'[{section}].endpoint is not a valid URL; write the full URL, e.g. "{example}"')
         return
     if has_credentials:
         # The URL itself is not echoed: it carries a secret (R0.12).
         f.errors.append(
-            "[embedding].endpoint must not carry credentials (user:password@); "
-            "set GROOVE_EMBEDDING_API_KEY or [embedding].api_key instead"
+            f"[{section}].endpoint must not carry credentials (user:password@); "
+            f"set GROOVE_{section.upper()}_API_KEY or [{section}].api_key instead"
         )
     elif url.scheme.lower() not in ("http", "https") or not host:
         f.errors.append(
-            f'[embedding].endpoint must be an http:// or https:// URL with a host, got "{endpoint}"'
+            f'[{section}].endpoint must be an http:// or https:// URL with a host, got "{endpoint}"'
         )
+
+
+def _check_reranker_table(cfg: GrooveConfig, f: Findings) -> None:
+    """The ``[reranker]`` endpoint table (design; docs/embedding-endpoints.md)."""
+    table = cfg.reranker_endpoint
+    if table is None:
+        return
+    if table.endpoint is None:
+        f.errors.append(
+            "[reranker].endpoint is required in a [reranker] table; write the full URL of the rerank "
+            'route, e.g. "http://127.0.0.1:8080/v1/rerank"'
+        )
+    else:
+        _check_endpoint_url(table.endpoint, f, "reranker")
+    if table.model == "":
+        f.errors.append("[reranker].model is empty; name the model the server serves, or remove the key")
+    if table.request_format not in ("documents", "texts"):
+        f.errors.append(
+            f'[reranker].request_format must be "documents" (llama.cpp, vLLM, Jina) or "texts" '
+            f'(Hugging Face TEI), got "{table.request_format}"'
+        )
+    if not 1 <= table.batch_size <= 1000:
+        f.errors.append(f"[reranker].batch_size must be in 1..=1000, got {table.batch_size}")
+    _at_least(f, "[reranker].timeout_seconds", table.timeout_seconds, 1)
+    _at_least(f, "[reranker].max_input_chars", table.max_input_chars, 1)
+    if not 0 <= table.max_retries <= 10:
+        f.errors.append(f"[reranker].max_retries must be in 0..=10, got {table.max_retries}")
 
 
 def _check_embedding_numbers(emb: EmbeddingConfig, f: Findings) -> None:
@@ -387,6 +416,7 @@ def check_values(parsed: ParsedFile, home: Path) -> tuple[GrooveConfig, list[str
     _check_transport_and_watch(cfg, f)
     _check_search(cfg.search, f)
     _check_embedding(cfg, parsed.raw, f)
+    _check_reranker_table(cfg, f)
     _check_empty_ids(cfg, f)
     if f.errors:
         causes = f.errors + f.parser_errors

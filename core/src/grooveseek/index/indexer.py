@@ -24,10 +24,10 @@ from pathlib import Path
 import attrs
 
 from ..config.model import GrooveConfig
-from ..errors import ModelError, ReadRefused
+from ..errors import ReadRefused
 from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
-from ..interfaces import Embedder, FloatArray, Parser
+from ..interfaces import Embedder, Parser
 from ..names import shown
 from ..quality import quality_score
 from ..registry import Registry
@@ -37,15 +37,13 @@ from ..store.store import AWAITING_REPARSE, DocumentRecord, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
 from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocument
 from ..walker import Collected, IgnoreRules, WalkPolicy, WalkResult, collect, load_grooveignore
+from .endpoint import probe, rejection_error
 from .guard import ModelChoice, check_folder, check_model, record_folder, record_model
 from .report import Reporter
-from .safety import PROBE_TEXT, cap_chunks, failure_reason
+from .safety import RunFailed, cap_chunks, failure_reason
+from .writing import Prepared, Writer
 
 EMBED_BATCH_CHUNKS = 64
-
-
-class RunFailed(ModelError):
-    """The embedding model fails on a probe text too: no file is at fault, so the run stops (R4.19)."""
 
 
 def walk_policy(config: GrooveConfig, registry: Registry, ignore: IgnoreRules | None) -> WalkPolicy:
@@ -73,24 +71,17 @@ class RunLines:
     def skipped(self, rel: str, reason: str) -> None:
         self.reporter.warn(f"Skipping {shown(rel)}: {reason}")  # never suppressed (R4.24)
 
+    def rejected(self, rel: str, status: int) -> None:
+        """R5.16: the endpoint refused this file's input; the status only, never the body."""
+        self.reporter.warn(
+            f"warning: {shown(rel)}: embedding endpoint rejected the input (HTTP {status}); skipped, "
+            "the index keeps what it had for this file"
+        )
+
 
 @attrs.frozen
 class IndexOptions:
     force: bool = False
-
-
-@attrs.frozen
-class _Prepared:
-    """A parsed file waiting for its embeddings."""
-
-    rel: str
-    record: DocumentRecord
-    chunks: tuple[Chunk, ...]
-
-    @property
-    def texts(self) -> list[str]:
-        # R3.85: the context breadcrumb is prepended to the embedding input.
-        return [f"{c.context}\n\n{c.content}" if c.context else c.content for c in self.chunks]
 
 
 @attrs.define
@@ -101,6 +92,8 @@ class _Counters:
     skipped: int = 0
     frontmatter_unparsed: int = 0
     unparsed_paths: list[str] = attrs.Factory(list)
+    rejected_paths: list[str] = attrs.Factory(list)  # refused by an embedding endpoint (R5.16)
+    accepted_batches: int = 0  # embedding calls the endpoint accepted (R5.17)
 
 
 # How many unparsed-frontmatter files the fail_on_frontmatter_error message names. The message
@@ -131,7 +124,9 @@ class Indexer:
         self.counts = _Counters()
         self.contextual = config.contextual.enabled
         self.lines: RunLines = RunLines(reporter)
-        self._pending: list[_Prepared] = []
+        self.forced = False
+        self._pending: list[Prepared] = []
+        self.writer = Writer(self)
         # R4.15 step 1: a refused or invalid schema stops the run before anything is written.
         self.schema = load_kb_schema(kb)
         self._fields_unsettled = False  # a file the R4.40 pass could not rewrite: record nothing
@@ -140,13 +135,14 @@ class Indexer:
     # -- the run -------------------------------------------------------------------------------
     def run(self, options: IndexOptions) -> IndexSummary:
         started = time.monotonic()
+        self.forced = options.force
         self.reporter.stage(f"Indexing {self.kb}...")
         if not options.force:  # --force rebuilds the index for this folder, wherever it was built
             check_folder(self.store, self.kb)
             check_model(self.store, self.embedder, self.kb, self.choice)
-        self.embedder.load()
         if options.force:
-            self.embedder.probe_before_reset()
+            self.embedder.load()  # fail before the reset; otherwise the model loads on first embed
+            probe(self.embedder)
             self.store.reset(self.embedder.dimension, self._fresh_meta())
         else:
             self._settle_context_mode()
@@ -220,16 +216,27 @@ class Indexer:
         return idx.max_binary_file_size if parser.kind == "binary" else idx.max_text_file_size
 
     def _read(self, item: Collected) -> bytes | None:
-        """The handle-bound read with the size cap of the file's kind; None (reported) when refused."""
+        """The handle-bound read with the size cap of the file's kind; None (reported) when refused.
+
+        A parser's own limit (the code parser's 1 MiB, R2.27) applies when it is the lower one, and
+        the skip then names that limit instead of the config key.
+        """
         parser = self.registry.parser_for(item.rel)
         assert parser is not None  # the walk only collects enabled extensions
         cap = self._cap(parser)
+        own = parser.size_limit is not None and parser.size_limit < cap
+        if own:
+            cap = parser.size_limit  # type: ignore[assignment]
+
+        def too_large(n: int) -> str:
+            return parser.size_limit_message(n) if own else size_cap_message(parser.kind, n, cap)
+
         size = stat_size(item.path)
         if size is not None and size > cap:
-            self._skip(item.rel, size_cap_message(parser.kind, size, cap))
+            self._skip(item.rel, too_large(size))
             return None
         try:
-            return read_bound(item.path, cap, too_large=lambda n: size_cap_message(parser.kind, n, cap))
+            return read_bound(item.path, cap, too_large=too_large)
         except ReadRefused as exc:
             self._skip(item.rel, str(exc))
             return None
@@ -468,48 +475,15 @@ class Indexer:
             self.counts.updated += 1
             self.lines.indexed(item.rel, len(chunks), metadata_only=True)
             return
-        self._pending.append(_Prepared(item.rel, record, chunks))
+        self._pending.append(Prepared(item.rel, record, chunks, self.writer.reusable(row, chunks)))
         if sum(len(p.chunks) for p in self._pending) >= EMBED_BATCH_CHUNKS:
             self._flush()
 
     # -- embedding and writing -----------------------------------------------------------------
-    def _embed_one(self, prepared: _Prepared) -> FloatArray:
-        """One file's vectors. A failure is the file's (skipped by ``_guarded``) unless the model
-        fails on a probe text too: then no file is at fault and the run stops (R4.19)."""
-        try:
-            return self.embedder.embed_documents(prepared.texts)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:  # judged by the probe below
-            try:
-                self.embedder.embed_documents([PROBE_TEXT])
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as probe:  # the model itself is broken
-                raise RunFailed(f"failed to embed chunks for {prepared.rel}: {probe}") from probe
-            raise ModelError(f"failed to embed chunks: {failure_reason(exc)}") from exc
-
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
-        if not batch:
-            return
-        vectors: FloatArray | None
-        try:
-            vectors = self.embedder.embed_documents([t for p in batch for t in p.texts])
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException:  # noqa: BLE001 - find the file at fault, one by one
-            vectors = None
-        offset = 0
-        for prepared in batch:
-            n = len(prepared.chunks)
-            with self._guarded(prepared.rel):
-                own = self._embed_one(prepared) if vectors is None else vectors[offset : offset + n]
-                self.store.replace_document(prepared.record, prepared.chunks, own)
-                self._settled.add(prepared.rel)
-                self.counts.updated += 1
-                self.lines.indexed(prepared.rel, n)
-            offset += n
+        if batch:
+            self.writer.flush(batch)
 
     # -- end of run ----------------------------------------------------------------------------
     def _sweep(self, unseen: Callable[[str], bool]) -> None:
@@ -560,17 +534,20 @@ class Indexer:
         if not_addressable:
             line += f"; {not_addressable} not indexed (names this platform cannot open)"
         self.reporter.stage(line)
+        errors = []
         if self.config.index.fail_on_frontmatter_error and c.frontmatter_unparsed:
-            summary = attrs.evolve(
-                summary,
-                error=f"{c.frontmatter_unparsed} file(s) have frontmatter that is not valid YAML and "
+            errors.append(
+                f"{c.frontmatter_unparsed} file(s) have frontmatter that is not valid YAML and "
                 "[index].fail_on_frontmatter_error is true: "
-                f"{_first_few(c.unparsed_paths)}; fix their frontmatter",
+                f"{first_few(c.unparsed_paths)}; fix their frontmatter"
             )
-        return summary
+        rejected = rejection_error(c.rejected_paths, c.accepted_batches, forced=self.forced)
+        if rejected:
+            errors.append(rejected)
+        return attrs.evolve(summary, error="; ".join(errors)) if errors else summary
 
 
-def _first_few(paths: Sequence[str]) -> str:
+def first_few(paths: Sequence[str]) -> str:
     named = ", ".join(paths[:NAMED_UNPARSED])
     return named if len(paths) <= NAMED_UNPARSED else f"{named} and {len(paths) - NAMED_UNPARSED} more"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..builtins.chunkers import merge_piece, token_count
-from ..errors import GrooveError
+from ..errors import GrooveError, ModelError
 from ..names import shown
 from ..types import Chunk
 
@@ -21,6 +21,10 @@ MAX_CHUNKS_PER_FILE = 512
 # Embedded only when a file's own text failed, to tell a bad file from a broken model (R4.19).
 PROBE_TEXT = "GrooveSeek embedding check"
 _REASON_MAX_CHARS = 300
+
+
+class RunFailed(ModelError):
+    """The embedding model fails on a probe text too: no file is at fault, so the run stops (R4.19)."""
 
 
 def cap_chunks(chunks: Sequence[Chunk], rel: str, warn: Callable[[str], None]) -> list[Chunk]:

@@ -113,6 +113,10 @@ class WatchLines(RunLines):
     def skipped(self, rel: str, reason: str) -> None:
         self.reporter.warn(f"watcher: skipped {shown(rel)} ({reason})")
 
+    def rejected(self, rel: str, status: int) -> None:
+        # R5.17: the watcher never fails on a refusal; it names the file and carries on.
+        self.skipped(rel, "embedding endpoint rejected the input")
+
 
 class BatchIndexer(Indexer):
     """The indexer for one watcher batch: a run's per-file code on an explicit set of paths (R9.6).
@@ -131,7 +135,6 @@ class BatchIndexer(Indexer):
         self.lines = lines = WatchLines(self.reporter)
         check_folder(self.store, self.kb)
         check_model(self.store, self.embedder, self.kb)
-        self.embedder.load()
         recorded = self.store.meta("context_mode")
         if recorded is not None:
             self.contextual = recorded == "static"  # the recorded mode wins, silently (R4.35)

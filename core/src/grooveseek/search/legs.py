@@ -53,9 +53,12 @@ def vector_leg(
 ) -> LegResult:
     if "vector" not in req.legs or not compiled.positive_text.strip():
         return LegResult("vector", ())
-    filtered = req.filters.active or bool(excluded)
+    # The quality threshold is applied inside the scan, before the top k: 99 % of chunks pass it,
+    # so counting it as a filter would fetch ten times the neighbours for nothing (issue 16).
+    quality = req.filters.min_quality
+    filtered = attrs.evolve(req.filters, min_quality=0.0).active or bool(excluded)
     vector = embedder.embed_query(compiled.positive_text)
-    candidates = store.knn(vector, min(fetch_size(n, filtered), MAX_KNN))
+    candidates = store.knn(vector, min(fetch_size(n, filtered), MAX_KNN), quality)
     if filtered:
         passing = store.passing_chunk_ids([cid for cid, _ in candidates], req.filters)
         candidates = [(cid, d) for cid, d in candidates if cid in passing and cid not in excluded]

@@ -41,7 +41,7 @@ class SqlCore:
     def __init__(self, conn: apsw.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
-        self.vectors = VectorTable(conn)
+        self.vectors = VectorTable(conn, path)
         self.cjk = CjkTable(conn)
 
     def scalar(self, sql: str, params: SqlParams = ()) -> SqlValue:

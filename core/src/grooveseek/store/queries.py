@@ -38,6 +38,13 @@ class Queries:
         )
         return [(r[0], r[1], r[2]) for r in rows]
 
+    def chunk_inputs(self, doc_id: int) -> list[tuple[int, str, str]]:
+        """(chunk id, context, content) in order: what each chunk's embedding was computed from."""
+        rows = self.conn.execute(
+            "select id, context, content from chunks where document_id=? order by chunk_index", (doc_id,)
+        )
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
     def counts(self) -> tuple[int, int]:
         docs = self._core.count("select count(*) from documents")
         chunks = self._core.count("select count(*) from chunks")

@@ -54,7 +54,22 @@ def _m002_cjk_bigrams(conn: apsw.Connection) -> None:
     CjkTable(conn).repair()
 
 
-MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (_m001_initial, _m002_cjk_bigrams)
+def _m003_vector_generation(conn: apsw.Connection) -> None:
+    """Triggers that stamp a fresh generation token on any chunk change, for the numpy scan."""
+    from .matrix import GENERATION_KEY, install_generation_triggers
+
+    install_generation_triggers(conn)
+    conn.execute(
+        "insert or replace into index_meta(key, value) values (?, lower(hex(randomblob(8))))",
+        (GENERATION_KEY,),
+    )
+
+
+MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
+    _m001_initial,
+    _m002_cjk_bigrams,
+    _m003_vector_generation,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -62,6 +62,7 @@ class Store:
         reads = Queries(core)
         self.documents = reads.documents
         self.chunk_signature = reads.chunk_signature
+        self.chunk_inputs = reads.chunk_inputs
         self.counts = reads.counts
         self.awaiting_reparse_count = reads.awaiting_reparse_count
         self.corpus_digest = reads.corpus_digest

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import apsw
 import numpy as np
 
 from ..errors import StoreError
 from ..interfaces import FloatArray
+from .matrix import matrix_for, top_k
 from .schema import vec_table_sql
 
 # R6.35: the pool's embeddings are read at most this many ids per statement.
@@ -29,10 +31,15 @@ def vec_blob(vector: FloatArray) -> bytes:
 
 
 class VectorTable:
-    """``vec_chunks`` on one connection. Writes join the caller's transaction."""
+    """``vec_chunks`` on one connection. Writes join the caller's transaction.
 
-    def __init__(self, conn: apsw.Connection) -> None:
+    ``knn`` scans in numpy over the snapshot's cached matrix (``matrix.py``); an index written
+    before the generation triggers existed falls back to sqlite-vec's KNN.
+    """
+
+    def __init__(self, conn: apsw.Connection, path: Path | None = None) -> None:
         self._conn = conn
+        self._path = path
 
     def dimension(self) -> int | None:
         """The dimension the table was declared with, or None when it does not exist."""
@@ -64,10 +71,26 @@ class VectorTable:
         for chunk_id in chunk_ids:
             self._conn.execute("delete from vec_chunks where chunk_id=?", (chunk_id,))
 
-    def knn(self, vector: FloatArray, k: int) -> list[tuple[int, float]]:
-        """Nearest chunks by L2 distance, brute force, k ≤ 4096 (R6.17)."""
-        if self.dimension() is None:
+    def knn(self, vector: FloatArray, k: int, min_quality: float = 0.0) -> list[tuple[int, float]]:
+        """Nearest chunks by L2 distance, brute force, k ≤ 4096 (R6.17); chunks under
+        ``min_quality`` are masked out before the top k (issue 16)."""
+        dimension = self.dimension()
+        if dimension is None:
             return []
+        matrix = matrix_for(self._conn, str(self._path), dimension) if self._path is not None else None
+        if matrix is not None:
+            return top_k(matrix, vector, min(k, MAX_KNN_K), min_quality)
+        if min_quality > 0:
+            passing = self.quality_passing(min_quality)
+            return [hit for hit in self.sqlite_vec_knn(vector, MAX_KNN_K) if hit[0] in passing][:k]
+        return self.sqlite_vec_knn(vector, k)
+
+    def quality_passing(self, threshold: float) -> set[int]:
+        rows = self._conn.execute("select id from chunks where quality_score >= ?", (threshold,))
+        return {int(r[0]) for r in rows}
+
+    def sqlite_vec_knn(self, vector: FloatArray, k: int) -> list[tuple[int, float]]:
+        """sqlite-vec's own KNN: the fallback, and the reference the numpy scan is tested against."""
         rows = self._conn.execute(
             "select chunk_id, distance from vec_chunks where embedding match ? and k = ? order by distance",
             (vec_blob(vector), min(k, MAX_KNN_K)),

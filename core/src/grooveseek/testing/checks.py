@@ -263,6 +263,52 @@ def check_embedder(
 # --------------------------------------------------------------------------------------- grammars
 
 
-def check_grammar(grammar: Grammar) -> None:
-    """Check a tree-sitter Grammar against R3.8. Not implemented yet."""
-    raise NotImplementedError("check_grammar is not implemented yet (R3.8)")
+def check_grammar(grammar: Grammar, sample: bytes, rel_path: str | None = None) -> None:
+    """Check a tree-sitter ``Grammar`` against R3.8 and the code parser's contract.
+
+    Runs the same load checks as the core (the id is one lowercase extension, the language name is
+    set, the language function returns a language whose ABI this tree-sitter reads, the tags query
+    compiles and tags definitions), then parses ``sample`` — a small source file in the language
+    with at least one definition — through the built-in code parser and checks that definitions are
+    found, that every chunk's line range matches its content, that parsing is deterministic, and
+    that broken source still parses (tree-sitter recovers; the file must not be lost).
+
+    Raises:
+        ContractViolation: naming the broken rule.
+    """
+    from ..builtins.code import CodeParser, load_grammar
+    from ..errors import GrooveError
+
+    if not isinstance(grammar, Grammar):
+        _fail(f"check_grammar: expected a grooveseek.Grammar, got {type(grammar).__name__}")
+    try:
+        loaded = load_grammar(grammar, distribution="(checked by grooveseek.testing)")
+    except GrooveError as exc:
+        _fail(f"grammar {grammar.id!r} fails the load checks (R3.8): {exc}")
+    parser = CodeParser(loaded)
+    rel = rel_path or f"sample.{grammar.id}"
+    first = parser.parse(sample, rel, recording_parse_context())
+    if first != parser.parse(sample, rel, recording_parse_context()):
+        _fail(f"grammar {grammar.id!r}: parsing the same sample twice gave different documents")
+    if not any(s.is_definition for s in first.sections):
+        _fail(
+            f"grammar {grammar.id!r}: the tags query found no definition in the sample; pass a sample "
+            "with a function or class, or check that the query tags @definition.<kind>"
+        )
+    expected_tags = ("code", f"lang:{grammar.language_name}")
+    if tuple(first.system_tags[:2]) != expected_tags:
+        _fail(f"grammar {grammar.id!r}: document tags {first.system_tags!r}, expected {expected_tags!r}")
+    lines = sample.decode("utf-8").replace("\r\n", "\n").split("\n")
+    for s in first.sections:
+        assert s.start_line is not None and s.end_line is not None
+        shown = "\n".join(lines[s.start_line - 1 : s.end_line]).rstrip()
+        if shown != s.text:
+            _fail(
+                f"grammar {grammar.id!r}: chunk {s.heading!r} is not the text of its lines "
+                f"{s.start_line}-{s.end_line}"
+            )
+    broken = sample[: max(1, len(sample) // 2)] + b"\n)}]{([ <<< broken\n" + sample
+    try:
+        parser.parse(broken, rel, recording_parse_context())
+    except Exception as exc:  # noqa: BLE001 - any exception breaks the contract; report it
+        _fail(f"grammar {grammar.id!r}: a file with a syntax error raised {type(exc).__name__}: {exc}")

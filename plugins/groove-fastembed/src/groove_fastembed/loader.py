@@ -1,4 +1,5 @@
-"""Turning a spec into a loaded fastembed model: the only module that imports fastembed.
+"""Turning a spec into a loaded model: the only module that imports fastembed (the packaged model
+loads through ``direct.py`` without it).
 
 Embedders become a ``TextEmbedding``; rerankers a ``TextCrossEncoder``, handed on as a
 ``CrossEncoderRuntime`` (its tokenizer and ONNX session, R5.20). This module owns the custom-model
@@ -67,6 +68,12 @@ def load_text_embedding(
 
 
 def _build(spec: ModelSpec, cache_dir: Path, threads: int | None, env: Mapping[str, str]) -> Any:
+    if spec.packaged:
+        # The packaged model needs none of fastembed's hub or model zoo: loading it directly skips
+        # the 1.7 s ``import fastembed`` and gives the same vectors (direct.py).
+        from .direct import DirectTextEmbedding
+
+        return DirectTextEmbedding(ensure_model_dir(cache_dir), spec.model_file, threads)
     _quiet_fastembed_logging()
     from fastembed import TextEmbedding
 

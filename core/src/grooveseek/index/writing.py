@@ -1,0 +1,160 @@
+"""Embedding and writing for an index run: what a parsed file needs before its transaction.
+
+``Prepared`` is a parsed file waiting for vectors; ``Writer`` embeds a batch of them (reusing the
+stored vectors of chunks whose embedding input did not change, and embedding each distinct text
+once), then writes each file in its own transaction. An endpoint's refusal of one file's input
+skips that file and keeps its rows (R5.16). Any other failure of one file's embedding or write is
+a skip through the indexer's guard (``Indexer._guarded``): a failed batch is retried file by file,
+and a file whose text fails while the model still embeds a probe text is skipped; when the probe
+fails too, no file is at fault and the run stops (``RunFailed``, R4.19). The writer reads and
+updates its indexer's counters, lines and settled set, so the watcher's own wording applies here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+import numpy as np
+
+from ..errors import EmbeddingRejected, ModelError
+from ..interfaces import FloatArray
+from ..store.store import DocumentRecord, StoredDoc
+from ..types import Chunk
+from .safety import PROBE_TEXT, RunFailed, failure_reason
+
+if TYPE_CHECKING:
+    from .indexer import Indexer
+
+
+@attrs.frozen
+class Prepared:
+    """A parsed file waiting for its embeddings.
+
+    ``reused`` holds the stored vectors of chunks whose embedding input did not change (by chunk
+    position): an edit to one section of a long note re-embeds that section, not the file.
+    """
+
+    rel: str
+    record: DocumentRecord
+    chunks: tuple[Chunk, ...]
+    reused: dict[int, FloatArray] = attrs.Factory(dict)
+
+    @property
+    def texts(self) -> list[str]:
+        return [embedding_input(c.context, c.content) for c in self.chunks]
+
+    @property
+    def missing(self) -> list[int]:
+        """Positions of the chunks that still need a vector."""
+        return [i for i in range(len(self.chunks)) if i not in self.reused]
+
+
+def embedding_input(context: str, content: str) -> str:
+    """R3.85: the context breadcrumb is prepended to the embedding input."""
+    return f"{context}\n\n{content}" if context else content
+
+
+class Writer:
+    """The embedding and writing half of one ``Indexer`` run."""
+
+    def __init__(self, host: Indexer) -> None:
+        self.host = host
+
+    def flush(self, batch: list[Prepared]) -> None:
+        """Embed one batch and write each file in its own transaction."""
+        host = self.host
+        try:
+            vectors = self.embed(batch)
+        except EmbeddingRejected as exc:
+            if len(batch) == 1:
+                self.rejected(batch[0], exc.status)
+            else:  # which file was refused? each is sent again on its own
+                self.write_each(batch)
+            return
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # noqa: BLE001 - which file is at fault? each is embedded on its own
+            self.write_each(batch)
+            return
+        for prepared, file_vectors in zip(batch, vectors, strict=True):
+            with host._guarded(prepared.rel):
+                self.write(prepared, file_vectors)
+
+    def write_each(self, batch: list[Prepared]) -> None:
+        for prepared in batch:
+            with self.host._guarded(prepared.rel):
+                self.write_one(prepared)
+
+    def write(self, prepared: Prepared, vectors: FloatArray) -> None:
+        host = self.host
+        host.store.replace_document(prepared.record, prepared.chunks, vectors)
+        host._settled.add(prepared.rel)
+        host.counts.updated += 1
+        host.lines.indexed(prepared.rel, len(prepared.chunks))
+
+    def reusable(self, row: StoredDoc | None, chunks: Sequence[Chunk]) -> dict[int, FloatArray]:
+        """The stored vectors of this file's chunks whose embedding input is unchanged."""
+        if row is None:
+            return {}
+        old = {
+            embedding_input(ctx, content): cid for cid, ctx, content in self.host.store.chunk_inputs(row.id)
+        }
+        wanted = {
+            i: old[t] for i, t in enumerate(embedding_input(c.context, c.content) for c in chunks) if t in old
+        }
+        stored = self.host.store.vectors_for(list(wanted.values()))
+        return {i: stored[cid] for i, cid in wanted.items() if cid in stored}
+
+    def embed(self, batch: list[Prepared]) -> list[FloatArray]:
+        """Every chunk's vector, per file: reused ones as stored, the rest embedded once per
+        distinct text across the batch."""
+        unique = list(dict.fromkeys(p.texts[i] for p in batch for i in p.missing))
+        fresh = dict(zip(unique, self.embed_texts(batch, unique), strict=True)) if unique else {}
+        out = []
+        for p in batch:
+            texts = p.texts
+            rows = [p.reused[i] if i in p.reused else fresh[texts[i]] for i in range(len(texts))]
+            out.append(np.stack(rows).astype(np.float32, copy=False))
+        return out
+
+    def embed_texts(self, batch: list[Prepared], texts: list[str]) -> FloatArray:
+        try:
+            vectors = self.host.embedder.embed_documents(texts)
+        except EmbeddingRejected as exc:
+            self.host.counts.accepted_batches += exc.accepted
+            raise
+        self.host.counts.accepted_batches += 1
+        return vectors
+
+    def judge(self, prepared: Prepared, exc: BaseException) -> ModelError:
+        """The error for one file's failed embedding: the file's own (a skip) when the model still
+        embeds a probe text, else ``RunFailed`` is raised, since no file is at fault (R4.19)."""
+        try:
+            self.host.embedder.embed_documents([PROBE_TEXT])
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as probe:  # the model itself is broken
+            raise RunFailed(f"failed to embed chunks for {prepared.rel}: {probe}") from probe
+        return ModelError(f"failed to embed chunks: {failure_reason(exc)}")
+
+    def write_one(self, prepared: Prepared) -> None:
+        """Embed and write one file on its own; a refused input skips it and keeps its rows (R5.16)."""
+        try:
+            vectors = self.embed([prepared])
+        except EmbeddingRejected as exc:
+            self.rejected(prepared, exc.status)
+            return
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # judged by a probe text
+            raise self.judge(prepared, exc) from exc
+        self.write(prepared, vectors[0])
+
+    def rejected(self, prepared: Prepared, status: int) -> None:
+        # Vectors of the file's earlier requests went with the exception; its row stays as it was.
+        self.host.counts.skipped += 1
+        self.host.counts.rejected_paths.append(prepared.rel)
+        self.host.lines.rejected(prepared.rel, status)
+        self.host._settled.add(prepared.rel)
