@@ -3,10 +3,12 @@
 ``Prepared`` is a parsed file waiting for vectors; ``Writer`` embeds a batch of them (reusing the
 stored vectors of chunks whose embedding input did not change, and embedding each distinct text
 once), then writes each file in its own transaction. An endpoint's refusal of one file's input
-skips that file and keeps its rows (R5.16). Any other failure of one file's embedding or write is
-a skip through the indexer's guard (``Indexer._guarded``): a failed batch is retried file by file,
-and a file whose text fails while the model still embeds a probe text is skipped; when the probe
-fails too, no file is at fault and the run stops (``RunFailed``, R4.19). The writer reads and
+skips that file and keeps its rows (R5.16); any other ``ModelError`` the embedder raises is its
+word that the model or endpoint failed, and stops the run (R4.19, R5.16). Any other exception (a
+plugin bug, a crash on odd input) and any failed write is a skip through the indexer's guard
+(``Indexer._guarded``): a failed batch is retried file by file, and a file whose text fails while
+the model still embeds a probe text is skipped; when the probe fails too, no file is at fault and
+the run stops (``RunFailed``). The writer reads and
 updates its indexer's counters, lines and settled set, so the watcher's own wording applies here.
 """
 
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from ..errors import EmbeddingRejected, ModelError
+from ..errors import EmbeddingRejected, GrooveError, ModelError
 from ..interfaces import FloatArray
 from ..store.store import DocumentRecord, StoredDoc
 from ..types import Chunk
@@ -73,7 +75,7 @@ class Writer:
             else:  # which file was refused? each is sent again on its own
                 self.write_each(batch)
             return
-        except (KeyboardInterrupt, SystemExit):
+        except (KeyboardInterrupt, SystemExit, GrooveError):
             raise
         except BaseException:  # noqa: BLE001 - which file is at fault? each is embedded on its own
             self.write_each(batch)
@@ -146,6 +148,8 @@ class Writer:
         except EmbeddingRejected as exc:
             self.rejected(prepared, exc.status)
             return
+        except GrooveError as exc:  # the embedder's own word that it failed: past the file guard
+            raise RunFailed(str(exc)) from exc
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # judged by a probe text
