@@ -7,6 +7,8 @@
     python3 dev.py lint    the lint checks alone: ruff check, ruff format --check, mypy, house limits
     python3 dev.py gate    the retrieval-quality gate alone (groove eval --fail-on-regression, docs/eval.md);
                            add --refresh to record a new baseline on purpose
+    python3 dev.py fuzz [N]  the fuzzing harness (tests/fuzz) with random inputs, N examples per test
+                           (default 2000); the test suite runs it derandomized with 40
 
 The install is skipped when nothing that affects it changed since the last one (a stamp in .venv).
 """
@@ -174,8 +176,17 @@ def test(extra: list[str]) -> int:
     return rc
 
 
+def fuzz(extra: list[str]) -> int:
+    """The fuzzing harness with the random ``fuzz`` profile (tests/fuzz/conftest.py)."""
+    env = dict(os.environ, GROOVE_FUZZ_PROFILE="fuzz")
+    if extra and extra[0].isdigit():
+        env["GROOVE_FUZZ_EXAMPLES"] = extra.pop(0)
+    cmd = [str(PY), "-m", "pytest", "tests/fuzz", "-x", "-q", "-p", "no:randomly", *extra]
+    return subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"demo", "test", "install", "lint", "gate"}:
+    if not argv or argv[0] not in {"demo", "test", "install", "lint", "gate", "fuzz"}:
         print(__doc__, file=sys.stderr)
         return 2
     install()
@@ -187,6 +198,8 @@ def main(argv: list[str]) -> int:
         return lint()
     if argv[0] == "gate":
         return gate(refresh="--refresh" in argv[1:])
+    if argv[0] == "fuzz":
+        return fuzz(argv[1:])
     return 0
 
 

@@ -189,3 +189,33 @@ def test_unicode61_keeps_the_long_vowel_mark_in_tokens(store):
     assert rows[0][0] >= 1
     with pytest.raises(apsw.SQLError):
         s.conn.execute("select * from fts_cjk where fts_cjk match '\"'").fetchall()
+
+
+def _runs_by_class(text: str) -> list[str]:
+    """cjk_runs as R6.10 words it: maximal runs of one CJK class by char_class (a Python loop)."""
+    runs: list[str] = []
+    current, current_class = "", None
+    for ch in text:
+        cls = char_class(ch)
+        if cls in ("kanji", "katakana") and cls == current_class:
+            current += ch
+            continue
+        if current:
+            runs.append(current)
+        current, current_class = (ch, cls) if cls in ("kanji", "katakana") else ("", None)
+    return [*runs, current] if current else runs
+
+
+def test_the_run_regex_matches_char_class_on_every_boundary() -> None:
+    from hypothesis import settings
+
+    edges = list(
+        "東京都天気アイウカナーｦﾝ々〆ぁあ abc・\u30a0\u30ff\u309f\u4dbf\u3400\uf900\ufaff\U0002f800\U0002fa1f"
+    )
+
+    @settings(max_examples=300, derandomize=True, database=None)
+    @given(st.lists(st.sampled_from(edges) | st.characters(), max_size=30).map("".join))
+    def check(text: str) -> None:
+        assert cjk_runs(text) == _runs_by_class(text)
+
+    check()

@@ -36,12 +36,14 @@ class ControlledEmbedder(FakeEmbedder):
 
     ``hold_at = n`` makes the n-th ``embed_documents`` call set ``entered`` and wait for ``release``.
     Texts containing ``POISON`` raise; texts containing ``BADDIM`` get 8-dimension vectors, which
-    the vector table refuses inside the file's transaction.
+    the vector table refuses inside the file's transaction. From call ``broken_from`` on, every call
+    raises, a probe text's too: the model itself has failed.
     """
 
     def __init__(self) -> None:
         super().__init__(16)
         self.hold_at: int | None = None
+        self.broken_from: int | None = None
         self.doc_calls = 0
         self.entered = threading.Event()
         self.release = threading.Event()
@@ -53,10 +55,11 @@ class ControlledEmbedder(FakeEmbedder):
             self.doc_calls += 1
             self.batches.append(list(texts))
             held = self.doc_calls == self.hold_at
+            broken = self.broken_from is not None and self.doc_calls >= self.broken_from
         if held:
             self.entered.set()
             assert self.release.wait(WAIT)
-        if any("POISON" in t for t in texts):
+        if broken or any("POISON" in t for t in texts):
             raise RuntimeError("poisoned input")
         vectors = super().embed_documents(texts)
         return vectors[:, :8] if any("BADDIM" in t for t in texts) else vectors
@@ -186,11 +189,24 @@ def test_a_second_rebuild_is_refused_and_watcher_writes_wait_their_turn(service,
 # --------------------------------------------------------------------------- failures
 
 
-def test_a_failed_rebuild_releases_the_lock_and_keeps_committed_files(service, kb, embedder) -> None:
+def test_a_file_the_model_cannot_embed_is_skipped_and_named(service, kb, embedder) -> None:
+    lines: list[str] = []
+    service._log = lines.append
     write_notes(kb, "v2")
     write_notes(kb, "v2", names=[2], extra="POISON")
+    summary = service.rebuild()  # the model embeds a probe text, so the file is at fault
+    assert summary.skipped == 1 and summary.updated == FILES - 1
+    assert "Skipping f2.md: failed to embed chunks: indexing failed: RuntimeError: poisoned input" in lines
+    now = contents(service)
+    assert "v1" in now["f2.md"] and all("v2" in now[f"f{i}.md"] for i in range(FILES) if i != 2)
+
+
+def test_a_failed_rebuild_releases_the_lock_and_keeps_committed_files(service, kb, embedder) -> None:
+    write_notes(kb, "v2")
+    embedder.broken_from = embedder.doc_calls + 3  # f0 and f1 embed, then the model fails on anything
     with pytest.raises(ModelError, match=r"failed to embed chunks for f2\.md: poisoned input"):
         service.rebuild()
+    embedder.broken_from = None
     now = contents(service)
     assert "v2" in now["f0.md"] and "v2" in now["f1.md"]  # R4.16: committed files stay
     assert "v1" in now["f2.md"] and "v1" in now["f5.md"]
@@ -203,9 +219,11 @@ def test_a_failed_rebuild_releases_the_lock_and_keeps_committed_files(service, k
 def test_a_failure_inside_a_file_transaction_rolls_that_file_back(service, kb, embedder) -> None:
     with service.reader() as store:
         ids_before = store.conn.execute("select id from chunks order by id").fetchall()
+    lines: list[str] = []
+    service._log = lines.append
     write_notes(kb, "v2", names=[0], extra="BADDIM")
-    with pytest.raises(apsw.SQLError, match=r"[Dd]imension"):
-        service.rebuild()
+    assert service.rebuild().skipped == 1  # the write fails inside the file's transaction: skipped
+    assert any(line.startswith("Skipping f0.md: indexing failed: SQLError") for line in lines)
     with service.reader() as store:
         assert store.conn.execute("select id from chunks order by id").fetchall() == ids_before
         assert store.fts_rowids('"fruit salad"') == {r[0] for r in ids_before}  # FTS rows rolled back too

@@ -217,10 +217,21 @@ def test_hardlinked_file_collected_but_read_refused(tmp_path: Path) -> None:
 
 
 @unix_only
-def test_fifo_not_collected(tmp_path: Path) -> None:
+def test_fifo_and_socket_named_md_are_not_collected_and_are_named_in_a_warning(tmp_path: Path) -> None:
+    import socket
+
     os.mkfifo(tmp_path / "pipe.md")
+    os.mkfifo(tmp_path / "pipe.bin")  # not an indexed extension: nothing to say
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "s.md"))
+    sock.close()
     _touch(tmp_path, "a.md")
-    assert _rels(tmp_path, _policy()) == ["a.md"]
+    warnings: list[str] = []
+    assert _rels(tmp_path, _policy(), warnings) == ["a.md"]
+    assert sorted(warnings) == [
+        "Skipping pipe.md: a named pipe (FIFO), not a regular file; only regular files are read",
+        "Skipping s.md: a socket, not a regular file; only regular files are read",
+    ]
 
 
 @unix_only

@@ -52,19 +52,17 @@ def char_class(ch: str) -> str:
     return "sep"
 
 
+# The kanji, hiragana and katakana classes of ``char_class`` as one regex set: one C-speed scan
+# instead of a Python call per character (an 8 MB note spent over a minute in the loop).
+_KANJI = "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\U0002f800-\U0002fa1f\u3005\u3006"
+_HIRAGANA = "\u3041-\u309f"
+_KATAKANA = "\u30a1-\u30ff\uff66-\uff9f"
+_CJK_RUN = re.compile(f"[{_KANJI}{_HIRAGANA}{_KATAKANA}]+")
+
+
 def cjk_runs(text: str) -> list[str]:
     """Maximal runs of kanji and kana (scripts mixed as the text has them), in order."""
-    runs: list[str] = []
-    current: list[str] = []
-    for ch in text:
-        if char_class(ch) in CJK_SCRIPTS:
-            current.append(ch)
-        elif current:
-            runs.append("".join(current))
-            current = []
-    if current:
-        runs.append("".join(current))
-    return runs
+    return _CJK_RUN.findall(text)
 
 
 def _grams(run: str) -> list[str]:

@@ -29,6 +29,10 @@ def split_anchor(heading: str) -> tuple[str, str | None]:
     return heading[: match.start()].rstrip(), match.group(1)
 
 
+# C0 controls except tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), lone surrogates.
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
 def decode_text(data: bytes) -> str:
     """Decode a text file's bytes as strict UTF-8 and normalise newlines (R3.17).
 
@@ -99,3 +103,14 @@ def effective_tags(user_tags: Iterable[str], system_tags: Iterable[str]) -> tupl
     """User tags, then system tags, duplicates dropped with the first occurrence kept (R3.16)."""
     # dict keeps insertion order, so it is an ordered set.
     return tuple(dict.fromkeys([*user_tags, *system_tags]))
+
+
+def terminal_safe(text: str) -> str:
+    """Text from the KB made harmless for a terminal: control characters shown as ``\\x1b``-style
+    escapes, tab and newline kept.
+
+    A note can hold escape sequences (CSI to recolour or move the cursor, OSC 52 to write the
+    clipboard) that a terminal would obey when ``search --format text`` prints it, piped or not.
+    ``\\r`` is escaped too, since it lets a line overwrite what came before it.
+    """
+    return _TERMINAL_UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

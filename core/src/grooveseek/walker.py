@@ -325,6 +325,21 @@ class WalkResult:
     unreadable_dirs: tuple[str, ...] = ()
 
 
+def _special_kind(entry: os.DirEntry[str]) -> str | None:
+    """ "a named pipe (FIFO)", "a socket" or "a device" for such an entry; None otherwise."""
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return None
+
+
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:
     if not entry.is_dir(follow_symlinks=False):
         return False
@@ -378,6 +393,10 @@ class _Walk:
                 self.refuse_name(rel, False)
                 return
             self.files.append(Collected(rel=rel, path=Path(entry.path)))
+        elif not is_file and policy.accepts_file(rel):
+            kind = _special_kind(entry)  # a link stays silent (R2.1); a pipe or socket is a surprise
+            if kind is not None:
+                self.warn(f"Skipping {shown(rel)}: {kind}, not a regular file; only regular files are read")
 
     def list_dir(self, path: str, rel_dir: str) -> list[os.DirEntry[str]] | None:
         try:

@@ -14,6 +14,7 @@ import click
 from ..app import build_app
 from ..index.guard import open_for_search
 from ..search.graph import GraphError, GraphParams, GraphResult, connection_graph, normalise_seed_strategy
+from ..text import terminal_safe
 from .options import (
     config_option,
     dump_json,
@@ -43,7 +44,7 @@ def render(result: GraphResult, fmt: str) -> str:
     from ..search import graph_render
 
     renderers = {
-        "text": graph_render.render_text,
+        "text": lambda r: terminal_safe(graph_render.render_text(r)),  # KB text must not drive the terminal
         "dot": graph_render.render_dot,
         "svg": graph_render.render_svg,
     }

@@ -14,6 +14,7 @@ from ..search.filters import quality_threshold
 from ..search.pipeline import run_search
 from ..search.request import resolve_request
 from ..search.snippet import compact_hit
+from ..text import terminal_safe
 from ..types import SearchFilters, SearchResponse
 from .options import (
     BOOL,
@@ -76,7 +77,7 @@ def render_text(response: SearchResponse, ratio: float, *, full: bool = False) -
         if response.low_confidence
         else ""
     )
-    return head + "\n---\n".join(blocks)
+    return terminal_safe(head + "\n---\n".join(blocks))  # KB text must not drive the terminal
 
 
 def _split_commas(values: tuple[str, ...]) -> tuple[str, ...]:

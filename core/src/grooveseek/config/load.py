@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -80,6 +81,47 @@ def discover(
     return "none", None
 
 
+def _kind_of(path: Path) -> str | None:
+    """What is at ``path`` when it is there but is not a readable regular file; None otherwise."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        if path.is_file():
+            return None  # a link to a regular file is used like one
+        return "a dangling symbolic link" if not path.exists() else "a symbolic link to something not a file"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device or other special file"
+
+
+def not_a_file_warnings(cwd: Path, launcher_dir: Path | None) -> list[str]:
+    """A ``groove.toml`` that discovery skips because it is no regular file deserves a word (R1.7):
+    the user put something by that name there and expects it to count."""
+    candidates = [cwd / CONFIG_NAME]
+    root = _git_root(cwd)
+    if root is not None:
+        candidates.append(root / CONFIG_NAME)
+    if launcher_dir is not None:
+        candidates.append(launcher_dir / CONFIG_NAME)
+    warnings = []
+    for candidate in dict.fromkeys(candidates):
+        kind = _kind_of(candidate)
+        if kind is not None:
+            warnings.append(
+                f"{candidate} is {kind}, not a config file; it is ignored. Replace it with a "
+                "regular file or remove it"
+            )
+    return warnings
+
+
 def load_config(
     explicit: str | None = None,
     *,
@@ -108,6 +150,8 @@ def load_config(
     home = home_dir(env)
     root, warnings = config_home(env, home)
     source, path = discover(explicit, cwd, launcher_dir, home)
+    if explicit is None:
+        warnings.extend(not_a_file_warnings(cwd, launcher_dir))
     if path is None:
         return LoadedConfig(
             config=GrooveConfig(), source=source, path=None, trusted=True, warnings=tuple(warnings)

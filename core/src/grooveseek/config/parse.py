@@ -305,12 +305,17 @@ def error_messages(exc: BaseException, file: str, parts: list[str] | None = None
 # --- reading a file --------------------------------------------------------------------------
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     """Read and parse one TOML file, wrapping failures with the file (R1.4)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"failed to read config: {path}\n{exc.strerror or exc}") from exc
+    # A UTF-8 BOM (Windows editors write one) is an encoding mark, not a TOML statement.
+    data = data.removeprefix(_BOM)
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -319,6 +324,16 @@ def read_toml(path: Path) -> dict[str, Any]:
         ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"failed to parse config: {path}\n{exc}") from exc
+    except ValueError as exc:  # tomllib lets int() refuse a number of more than 4300 digits
+        raise ConfigError(
+            f"failed to parse config: {path}\na number has too many digits ({exc}); no GrooveSeek "
+            "setting needs one that long"
+        ) from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise ConfigError(
+            f"failed to parse config: {path}\narrays or inline tables are nested too deeply for the "
+            "parser; no GrooveSeek setting nests more than two levels, so flatten the value"
+        ) from None
 
 
 def _with_implied_transport_kind(raw: dict[str, Any]) -> dict[str, Any]:

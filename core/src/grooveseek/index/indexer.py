@@ -3,7 +3,10 @@
 A run walks the KB, hashes every collected file through a handle-bound read, pairs renames,
 parses and chunks new or changed files, embeds them outside any transaction (batched across
 files for throughput), writes each file in its own transaction, sweeps deleted paths, and
-returns the R4.34 summary. One bad file never aborts a run; it is skipped and keeps its rows.
+returns the R4.34 summary. One bad file never aborts a run; it is skipped and keeps its rows:
+``_guarded`` is the one place where whatever a file's read, parse, chunking, embedding or write
+raises becomes ``Skipping <rel>: <reason>``. Only failures of the run itself pass through: the
+model failing a probe text too (R4.19), the index file becoming unusable.
 
 The watcher's batches (``index.watcher.BatchIndexer``) reuse this per-file code (R9.6) with their
 own wording (``RunLines`` is the seam) and an explicit set of vanished rows for rename pairing.
@@ -14,19 +17,21 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
 
 from ..config.model import GrooveConfig
-from ..errors import ParseError, ReadRefused
+from ..errors import ReadRefused
 from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
 from ..interfaces import Embedder, Parser
 from ..names import shown
 from ..quality import quality_score
 from ..registry import Registry
+from ..store.db import is_database_failure
 from ..store.interface import IndexStore
 from ..store.store import AWAITING_REPARSE, DocumentRecord, StoredDoc
 from ..text import category_topic, effective_tags, filename_title
@@ -35,6 +40,7 @@ from ..walker import Collected, IgnoreRules, WalkPolicy, WalkResult, collect, lo
 from .endpoint import probe, rejection_error
 from .guard import ModelChoice, check_folder, check_model, record_folder, record_model
 from .report import Reporter
+from .safety import RunFailed, cap_chunks, failure_reason
 from .writing import Prepared, Writer
 
 EMBED_BATCH_CHUNKS = 64
@@ -178,12 +184,13 @@ class Indexer:
         rewrite = set() if options.force else self._fields_to_rewrite(stored, hashes, stale_parsers)
         self.reporter.start(len(walk.files))
         for done, item in enumerate(walk.files, start=1):
-            if item.rel in hashes:
-                row = stored.get(item.rel)
-                if row is None or row.content_hash != hashes[item.rel] or row.parser_id in stale_parsers:
-                    self._process(item, row)
-            if item.rel in rewrite:
-                self._rewrite_fields(item, stored[item.rel])
+            with self._guarded(item.rel):
+                if item.rel in hashes:
+                    row = stored.get(item.rel)
+                    if row is None or row.content_hash != hashes[item.rel] or row.parser_id in stale_parsers:
+                        self._process(item, row)
+                if item.rel in rewrite:
+                    self._rewrite_fields(item, stored[item.rel])
             self.reporter.advance(done, len(walk.files))
         self._flush()
         self.reporter.finish()
@@ -254,15 +261,33 @@ class Indexer:
     def _hash_all(self, files: Sequence[Collected]) -> dict[str, str]:
         hashes: dict[str, str] = {}
         for item in files:
-            data = self._read(item)
-            if data is not None:
-                hashes[item.rel] = hashlib.sha256(data).hexdigest()
+            with self._guarded(item.rel):
+                data = self._read(item)
+                if data is not None:
+                    hashes[item.rel] = hashlib.sha256(data).hexdigest()
         return hashes
 
     def _skip(self, rel: str, reason: str) -> None:
         self.counts.skipped += 1
         self.counts.skips.append((rel, reason))
         self.lines.skipped(rel, reason)
+
+    @contextmanager
+    def _guarded(self, rel: str) -> Iterator[None]:
+        """The one place a file-level failure of any kind becomes ``Skipping <rel>: <reason>``.
+
+        The file keeps whatever rows it had (R4.24) and the run goes on with the next file. What
+        passes through is the run's own failure: an interrupt, the model failing a probe too
+        (``RunFailed``), the index file itself failing (disk full, I/O error, locked, corrupt).
+        """
+        try:
+            yield
+        except (KeyboardInterrupt, SystemExit, RunFailed):
+            raise
+        except BaseException as exc:  # R3.7: one bad file (even MemoryError) never aborts a run
+            if is_database_failure(exc):
+                raise
+            self._skip(rel, failure_reason(exc))
 
     # -- renames and policy passes -------------------------------------------------------------
     def _detect_renames(
@@ -397,12 +422,10 @@ class Indexer:
         )
         try:
             return parser.parse(data, rel, ctx)
-        except ParseError as exc:
-            self._skip(rel, str(exc))
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # noqa: BLE001 - R3.7: a bad file (even MemoryError) never aborts a run
-            self._skip(rel, f"parse failed: {type(exc).__name__}: {exc}")
+            self._skip(rel, failure_reason(exc, "parse failed"))
         return None
 
     def _chunks(self, rel: str, parser: Parser, doc: ParsedDocument) -> tuple[Chunk, ...]:
@@ -417,6 +440,7 @@ class Indexer:
             overlap_tokens=CHUNK_OVERLAP_TOKENS,
         )
         chunks = self.registry.chunkers[parser.chunker].chunk(doc, settings)
+        chunks = cap_chunks(chunks, rel, self.reporter.warn)
         binary = parser.kind == "binary"
         return tuple(
             attrs.evolve(c, quality_score=quality_score(c.content, exempt=binary or c.is_definition))
@@ -462,7 +486,9 @@ class Indexer:
         data = self._read(item)
         if parser is None or data is None:
             return
+        digest, size = hashlib.sha256(data).hexdigest(), len(data)
         doc = self._parse(item.rel, parser, data)
+        del data  # a big file's bytes are not kept past its parse (peak memory per file)
         if doc is None:
             return
         if doc.frontmatter_unparsed is not None:
@@ -479,7 +505,7 @@ class Indexer:
                 self.store.delete_documents([item.rel])
             self._settled.add(item.rel)
             return
-        record = self._record(item.rel, parser, doc, hashlib.sha256(data).hexdigest(), len(data))
+        record = self._record(item.rel, parser, doc, digest, size)
         if row is not None and self.store.chunk_signature(row.id) == [
             (c.heading, c.context, c.content) for c in chunks
         ]:

@@ -150,7 +150,9 @@ class BatchIndexer(Indexer):
             if item.rel in hashes and item.rel not in renamed_to:
                 row = stored.get(item.rel)
                 if row is None or row.content_hash != hashes[item.rel]:
-                    self._process(item, row)
+                    # One bad file is skipped with a warning naming it; the rest of the batch lands.
+                    with self._guarded(item.rel):
+                        self._process(item, row)
         self._flush()
         removed = [p for p in vanished if p not in renamed_from]
         if removed:

@@ -3,8 +3,13 @@
 ``Prepared`` is a parsed file waiting for vectors; ``Writer`` embeds a batch of them (reusing the
 stored vectors of chunks whose embedding input did not change, and embedding each distinct text
 once), then writes each file in its own transaction. An endpoint's refusal of one file's input
-skips that file and keeps its rows (R5.16). The writer reads and updates its indexer's counters,
-lines and settled set, so the watcher's own wording applies here too.
+skips that file and keeps its rows (R5.16); any other ``ModelError`` the embedder raises is its
+word that the model or endpoint failed, and stops the run (R4.19, R5.16). Any other exception (a
+plugin bug, a crash on odd input) and any failed write is a skip through the indexer's guard
+(``Indexer._guarded``): a failed batch is retried file by file, and a file whose text fails while
+the model still embeds a probe text is skipped; when the probe fails too, no file is at fault and
+the run stops (``RunFailed``). The writer reads and
+updates its indexer's counters, lines and settled set, so the watcher's own wording applies here.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from ..errors import EmbeddingRejected, GrooveError, ModelError
 from ..interfaces import FloatArray
 from ..store.store import DocumentRecord, StoredDoc
 from ..types import Chunk
+from .safety import PROBE_TEXT, RunFailed, failure_reason
 
 if TYPE_CHECKING:
     from .indexer import Indexer
@@ -67,14 +73,28 @@ class Writer:
             if len(batch) == 1:
                 self.rejected(batch[0], exc.status)
             else:  # which file was refused? each is sent again on its own
-                for prepared in batch:
-                    self.write_one(prepared)
+                self.write_each(batch)
+            return
+        except (KeyboardInterrupt, SystemExit, GrooveError):
+            raise
+        except BaseException:  # noqa: BLE001 - which file is at fault? each is embedded on its own
+            self.write_each(batch)
             return
         for prepared, file_vectors in zip(batch, vectors, strict=True):
-            host.store.replace_document(prepared.record, prepared.chunks, file_vectors)
-            host._settled.add(prepared.rel)
-            host.counts.updated += 1
-            host.lines.indexed(prepared.rel, len(prepared.chunks))
+            with host._guarded(prepared.rel):
+                self.write(prepared, file_vectors)
+
+    def write_each(self, batch: list[Prepared]) -> None:
+        for prepared in batch:
+            with self.host._guarded(prepared.rel):
+                self.write_one(prepared)
+
+    def write(self, prepared: Prepared, vectors: FloatArray) -> None:
+        host = self.host
+        host.store.replace_document(prepared.record, prepared.chunks, vectors)
+        host._settled.add(prepared.rel)
+        host.counts.updated += 1
+        host.lines.indexed(prepared.rel, len(prepared.chunks))
 
     def reusable(self, row: StoredDoc | None, chunks: Sequence[Chunk]) -> dict[int, FloatArray]:
         """The stored vectors of this file's chunks whose embedding input is unchanged."""
@@ -107,18 +127,19 @@ class Writer:
         except EmbeddingRejected as exc:
             self.host.counts.accepted_batches += exc.accepted
             raise
-        except GrooveError:
-            raise
-        except Exception as exc:
-            # Find the file that fails on its own so the message names it (R4.19).
-            for prepared in batch:
-                try:
-                    self.host.embedder.embed_documents(prepared.texts)
-                except Exception as inner:
-                    raise ModelError(f"failed to embed chunks for {prepared.rel}: {inner}") from inner
-            raise ModelError(f"failed to embed chunks for {batch[0].rel}: {exc}") from exc
         self.host.counts.accepted_batches += 1
         return vectors
+
+    def judge(self, prepared: Prepared, exc: BaseException) -> ModelError:
+        """The error for one file's failed embedding: the file's own (a skip) when the model still
+        embeds a probe text, else ``RunFailed`` is raised, since no file is at fault (R4.19)."""
+        try:
+            self.host.embedder.embed_documents([PROBE_TEXT])
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as probe:  # the model itself is broken
+            raise RunFailed(f"failed to embed chunks for {prepared.rel}: {probe}") from probe
+        return ModelError(f"failed to embed chunks: {failure_reason(exc)}")
 
     def write_one(self, prepared: Prepared) -> None:
         """Embed and write one file on its own; a refused input skips it and keeps its rows (R5.16)."""
@@ -127,10 +148,13 @@ class Writer:
         except EmbeddingRejected as exc:
             self.rejected(prepared, exc.status)
             return
-        self.host.store.replace_document(prepared.record, prepared.chunks, vectors[0])
-        self.host._settled.add(prepared.rel)
-        self.host.counts.updated += 1
-        self.host.lines.indexed(prepared.rel, len(prepared.chunks))
+        except GrooveError as exc:  # the embedder's own word that it failed: past the file guard
+            raise RunFailed(str(exc)) from exc
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # judged by a probe text
+            raise self.judge(prepared, exc) from exc
+        self.write(prepared, vectors[0])
 
     def rejected(self, prepared: Prepared, status: int) -> None:
         # Vectors of the file's earlier requests went with the exception; its row stays as it was.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from functools import partial
 from importlib.metadata import PackageNotFoundError
@@ -32,6 +33,7 @@ from .resources import DOC_TEMPLATE, TOPIC_MIME, ResourceNotFound, list_topic_gr
 from .schemas import TOOLS, ArgumentError, ToolSpec
 
 log = logging.getLogger("grooveseek.mcp")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 SERVER_NAME = "grooveseek"
 RESOURCE_NOT_FOUND = -32002  # R7.33: the MCP "resource not found" code of the 2025 protocol revisions
@@ -72,7 +74,14 @@ def dump(value: Any) -> str:
     An agent pays for every byte of a tool result in context; indentation was a third of a search
     answer. The CLI keeps pretty-printing for people.
     """
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return wire_safe(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def wire_safe(text: str) -> str:
+    """``text`` with any lone surrogate replaced by U+FFFD: it cannot be written as UTF-8, and one
+    in a reply killed the stdio server and made an HTTP reply invalid JSON. Nothing GrooveSeek
+    stores should hold one (the frontmatter refuses them); this is the last line of defence."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def _tool(spec: ToolSpec) -> types.Tool:
@@ -183,7 +192,12 @@ class _Handlers:
         except GrooveError as exc:  # the index itself failed, not this URI
             message = f"Failed to read resource: {tools.agent_cause(exc)}"
             raise MCPError(code=types.INTERNAL_ERROR, message=message) from None
-        content = types.TextResourceContents(uri=found.uri, text=found.text, mime_type=found.mime_type)
+        except Exception as exc:  # a read never takes the server down: an error reply instead
+            log.debug("resources/read %r failed", params.uri, exc_info=True)
+            message = f"Failed to read resource: {type(exc).__name__}: {exc}"
+            raise MCPError(code=types.INTERNAL_ERROR, message=wire_safe(message)) from None
+        text = wire_safe(found.text)
+        content = types.TextResourceContents(uri=found.uri, text=text, mime_type=found.mime_type)
         return types.ReadResourceResult(contents=[content])
 
     async def list_prompts(self, ctx: ServerRequestContext[Any], params: Any) -> types.ListPromptsResult:

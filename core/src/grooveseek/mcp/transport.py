@@ -5,11 +5,12 @@
 touching the network, so a refused command line fails before any model loads. ``serve_stdio`` keeps
 stdout for the protocol alone (R0.15); ``HttpService`` binds one socket itself (to word a bind failure,
 R7.53, and to learn the real port of ``--port 0``), puts the ``gate`` in front of the SDK's app and runs
-uvicorn with GrooveSeek's logging.
+uvicorn with GrooveSeek's logging and the read deadlines, connection cap and counted logs of ``abuse``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import ipaddress
@@ -37,6 +38,7 @@ from ..config import HttpConfig, parse_bind
 from ..config.model import GrooveConfig
 from ..console import echo_err
 from ..errors import ConfigError, GrooveError
+from .abuse import AbuseLogs, ConnectionLimits, SessionRefusalFilter, guarded_protocol
 from .gate import HEALTHZ_PATH, MCP_PATH, Gate, GatePolicy
 from .malformed import AnswerMalformed
 
@@ -252,19 +254,37 @@ def build_http_app(server: Server[Any], policy: GatePolicy, *, max_sessions: int
 
 
 class _Uvicorn(uvicorn.Server):
-    """uvicorn with a ready callback, GrooveSeek's shutdown message, and no re-raised signal."""
+    """uvicorn with a ready callback, GrooveSeek's shutdown message, no re-raised signal, and the
+    counted abuse logs (``accept()`` failures through the loop's exception handler)."""
 
     def __init__(
-        self, config: uvicorn.Config, on_ready: Callable[[], None], on_signal: Callable[[], None]
+        self,
+        config: uvicorn.Config,
+        on_ready: Callable[[], None],
+        on_signal: Callable[[], None],
+        logs: AbuseLogs,
     ) -> None:
         super().__init__(config)
         self._on_ready = on_ready
         self._on_signal = on_signal
+        self._logs = logs
+        self._flusher: asyncio.Task[None] | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(self._logs.loop_exception_handler)
+        self._flusher = loop.create_task(self._logs.flush_periodically())
         await super().startup(sockets=sockets)
         if self.started and not self.should_exit:
             self._on_ready()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().shutdown(sockets=sockets)
+        finally:
+            if self._flusher is not None:
+                self._flusher.cancel()
+            self._logs.close()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -297,7 +317,10 @@ class HttpService:
         *,
         on_ready: Callable[[], None] = lambda: None,
         on_signal: Callable[[], None] = lambda: None,
+        limits: ConnectionLimits | None = None,
     ) -> None:
+        self.logs = AbuseLogs()
+        limits = limits or ConnectionLimits()
         config = uvicorn.Config(
             app,
             log_config=None,  # keep GrooveSeek's stderr logging; uvicorn's default logs to stdout
@@ -307,9 +330,19 @@ class HttpService:
             proxy_headers=False,
             server_header=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+            # asyncio's loop, whose accept() failures reach the counted log (abuse.py); the
+            # protocol adds read deadlines and the connection cap to uvicorn's h11 one.
+            loop="asyncio",
+            http=guarded_protocol(self.logs, limits),
         )
         self.sock = sock
-        self._server = _Uvicorn(config, on_ready, on_signal)
+        self._server = _Uvicorn(config, on_ready, on_signal, self.logs)
+        self._session_filter = SessionRefusalFilter(self.logs)
+
+    @property
+    def open_connections(self) -> int:
+        """Connections the server holds now (for tests and diagnostics)."""
+        return len(self._server.server_state.connections)
 
     @property
     def address(self) -> str:
@@ -317,7 +350,12 @@ class HttpService:
         return format_address(ipaddress.ip_address(host), port)
 
     def run(self) -> None:
-        self._server.run(sockets=[self.sock])
+        sdk_log = logging.getLogger("mcp.server.streamable_http_manager")
+        sdk_log.addFilter(self._session_filter)
+        try:
+            self._server.run(sockets=[self.sock])
+        finally:
+            sdk_log.removeFilter(self._session_filter)
 
     def stop(self) -> None:
         self._server.should_exit = True

@@ -81,10 +81,44 @@ def _open_failure(db_path: Path, exc: apsw.Error) -> StoreError:
 _OPEN_ERRORS = (apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, apsw.IOError, apsw.ReadOnlyError)
 
 
+# What makes the index file itself unusable mid-run (disk full, I/O error, locked past the busy
+# timeout, damaged, read-only): not one file's fault, so a run stops instead of skipping every file.
+_DATABASE_FAILURES = (
+    apsw.FullError,
+    apsw.IOError,
+    apsw.CorruptError,
+    apsw.NotADBError,
+    apsw.ReadOnlyError,
+    apsw.CantOpenError,
+    apsw.BusyError,
+    apsw.LockedError,
+)
+
+
+def is_database_failure(exc: BaseException) -> bool:
+    """True when ``exc`` says the index file failed, rather than one document's rows."""
+    return isinstance(exc, _DATABASE_FAILURES + (StoreError,))
+
+
+def refuse_links(db_path: Path) -> None:
+    """A symbolic link in the index's place, or its ``-wal``/``-shm`` file's, is refused before SQLite
+    opens anything: writing through it would put the index into whatever file the link names
+    (possibly outside the KB), and a linked ``-shm`` left a stub index behind. ``--force`` removes
+    the links (never their targets) and builds a regular file."""
+    for suffix in ("", "-wal", "-shm"):
+        path = f"{db_path}{suffix}"
+        if os.path.islink(path):
+            raise StoreError(
+                f"{path}: is a symbolic link; GrooveSeek keeps its index and the index's -wal/-shm files "
+                "as regular files and never writes through a link. Remove the link, or run "
+                "`groove index --force`, which replaces it (never its target)."
+            )
+
+
 def refuse_special_file(db_path: Path) -> None:
     """A named pipe, socket or device where the index should be: SQLite would block on a FIFO
-    forever, so refuse before opening. A symlink to a regular file is fine (``--force`` replaces
-    the link, never its target)."""
+    forever, so refuse before opening. Links are refused first (``refuse_links``)."""
+    refuse_links(db_path)
     try:
         mode = os.stat(db_path).st_mode
     except OSError:

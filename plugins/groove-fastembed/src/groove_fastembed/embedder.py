@@ -23,6 +23,7 @@ from grooveseek.interfaces import Embedder
 from .cache import resolve_cache_dir
 from .loader import load_text_embedding
 from .models import ModelSpec
+from .window import window_text
 
 
 def loading_message(spec: ModelSpec) -> str:
@@ -146,13 +147,18 @@ class FastEmbedEmbedder(Embedder):
         return self._counter
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """``(len(texts), dimension)`` float32, unit rows, in input order, in batches of ``batch_size``."""
+        """``(len(texts), dimension)`` float32, unit rows, in input order, in batches of ``batch_size``.
+
+        Each text is cut to the model's window before it is tokenized (``window.window_text``), so
+        memory and time per text are bounded whatever its length; the vector is the same.
+        """
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"embed_documents: item {i} is {type(text).__name__}, not str")
+        texts = [window_text(text, self.max_input_tokens) for text in texts]
         model = self._get_model()
         try:
             rows = list(model.embed(texts, batch_size=max(1, int(self.batch_size))))

@@ -20,7 +20,8 @@ class ModelSpec:
     fastembed lists it (otherwise the plugin registers it with ``add_custom_model``, R5.6).
     ``hf_repo``/``model_file``/``additional_files`` describe the download, for the custom
     registration and for the pre-download recipe of R5.8. ``packaged`` marks the offline model
-    whose files ship inside installed packages (R5.24).
+    whose files ship inside installed packages (R5.24). ``max_input_tokens`` is the model's window:
+    the most tokens it reads from one input (``Embedder.max_input_tokens``).
     """
 
     id: str

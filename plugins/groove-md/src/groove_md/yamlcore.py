@@ -20,6 +20,10 @@ although R3.19 reserves that for a YAML error or a non-mapping document. So:
   type) and ``texts`` with every scalar as the text the user wrote (null stays None). The
   string-valued built-in keys (``title``, ``topic``, ``depth``, ``tags``, a ``date`` that is not a
   date) come from ``texts``, so ``depth: 1.10`` stays ``1.10`` rather than ``1.1``.
+* A ``\\u`` escape names a UTF-16 code unit in PyYAML, so ``"\\ud83d\\ude00"`` comes out as two
+  surrogates and ``"\\ud800"`` as one, which no UTF-8 writer (SQLite, JSON, the terminal) accepts. A
+  pair is joined into the character it spells, as JSON does; a lone surrogate is a YAML error at its
+  position, so the block is "unparsed" (R3.21) and the file is still indexed.
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ _TAG = "tag:yaml.org,2002:"
 _DECIMAL = re.compile(r"[-+]?[0-9]+")
 _OCTAL = re.compile(r"0o[0-7]+")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
+# Python prints at most 4300 decimal digits (sys.int_info.default_max_str_digits); 14,000 bits is
+# about 4,215 digits, safely below.
+_MAX_INT_BITS = 14_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SPECIAL_FLOATS = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
 
 # (tag, pattern, first characters) in resolution order: for a digit, int is tried before float
@@ -80,14 +88,19 @@ class CoreLoader(yaml.SafeLoader):
     def construct_core_int(self, node: yaml.ScalarNode) -> int | str:
         """Decimal, ``0o`` octal or ``0x`` hex (YAML 1.2 core); anything else keeps its text."""
         text = self.construct_scalar(node)
+        value: int | None = None
         try:
             if _DECIMAL.fullmatch(text):
-                return int(text, 10)  # base 10 spelled out: "010" is ten, not YAML 1.1's eight
-            if _OCTAL.fullmatch(text) or _HEX.fullmatch(text):
-                return int(text, 0)  # Python reads the same 0o / 0x prefixes
+                value = int(text, 10)  # base 10 spelled out: "010" is ten, not YAML 1.1's eight
+            elif _OCTAL.fullmatch(text) or _HEX.fullmatch(text):
+                value = int(text, 0)  # Python reads the same 0o / 0x prefixes
         except ValueError:  # Python refuses to convert integers of more than 4300 digits
             pass
-        return text
+        # Hex and octal have no digit limit, but the decimal text a field row stores (R3.89) does:
+        # an integer too long to print in decimal keeps the text it was written as.
+        if value is None or value.bit_length() > _MAX_INT_BITS:
+            return text
+        return value
 
     def construct_core_float(self, node: yaml.ScalarNode) -> float | str:
         """A 1.2 float (``.inf``, ``.nan`` in any allowed casing); unconvertible text stays text."""
@@ -157,7 +170,43 @@ def load(yaml_text: str) -> Loaded:
         node = loader.get_single_node()
         if node is None:  # a block of comments only
             return Loaded(None, None)
+        _join_surrogates(node)
         values = loader.construct_document(node)
         return Loaded(values, _SourceTextConstructor().construct_document(node))
     finally:
         loader.dispose()
+
+
+def _join_surrogates(root: yaml.Node) -> None:
+    """Join escaped surrogate pairs in every scalar (keys too); raise at a lone surrogate.
+
+    Iterative with a seen set: aliases share nodes and may form cycles, and a deeply nested block
+    must not recurse (PyYAML's own recursion error is caught by the caller).
+    """
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if isinstance(node.value, str) and _SURROGATE.search(node.value):
+                node.value = _joined(node)
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+
+
+def _joined(node: yaml.ScalarNode) -> str:
+    try:
+        return node.value.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+    except UnicodeDecodeError:
+        lone = _SURROGATE.search(node.value)
+        code = f"\\u{ord(lone.group()):04x}" if lone else "a surrogate"
+        raise yaml.MarkedYAMLError(
+            problem=f"escape {code} is half of a UTF-16 surrogate pair, not a character; "
+            "write the character itself or remove the escape",
+            problem_mark=node.start_mark,
+        ) from None

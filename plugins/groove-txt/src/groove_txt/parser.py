@@ -41,6 +41,5 @@ class TextParser(Parser):
             else ()
         )
         # get_document returns the file as written, CRLF and lone CR kept (R7.12).
-        return ParsedDocument(
-            sections=sections, read_text=raw_text(data), title=filename_title(rel_path) or None
-        )
+        raw = raw_text(data) if b"\r" in data else text  # the same text: no second copy of a big file
+        return ParsedDocument(sections=sections, read_text=raw, title=filename_title(rel_path) or None)
