@@ -39,7 +39,7 @@ from ..types import Chunk, ChunkSettings, IndexSummary, ParseContext, ParsedDocu
 from ..walker import Collected, IgnoreRules, WalkPolicy, WalkResult, collect, load_grooveignore
 from .endpoint import probe, rejection_error
 from .guard import ModelChoice, check_folder, check_model, record_folder, record_model
-from .report import Reporter
+from .report import Reporter, RunLines
 from .safety import RunFailed, cap_chunks, failure_reason
 from .writing import Prepared, Writer
 
@@ -53,33 +53,6 @@ def walk_policy(config: GrooveConfig, registry: Registry, ignore: IgnoreRules | 
     """The collection rules of a run or a watcher batch (R2.5: one implementation for both)."""
     exclude = tuple(config.exclude_dirs)
     return WalkPolicy(extensions=frozenset(registry.parsers), exclude_dirs=exclude, ignore=ignore)
-
-
-class RunLines:
-    """How ``groove index`` and ``rebuild_index`` word per-file outcomes (R4.18, R4.22, R4.24, R4.26)."""
-
-    def __init__(self, reporter: Reporter) -> None:
-        self.reporter = reporter
-
-    def indexed(self, rel: str, chunks: int, *, metadata_only: bool = False) -> None:
-        extra = ", metadata only" if metadata_only else ""
-        self.reporter.file_line(f"  indexed: {shown(rel)} ({chunks} chunks{extra})")
-
-    def renamed(self, old: str, new: str) -> None:
-        self.reporter.file_line(f"  renamed: {shown(old)} -> {shown(new)}")
-
-    def deleted(self, rel: str) -> None:
-        self.reporter.file_line(f"  deleted: {shown(rel)}")
-
-    def skipped(self, rel: str, reason: str) -> None:
-        self.reporter.warn(f"Skipping {shown(rel)}: {reason}")  # never suppressed (R4.24)
-
-    def rejected(self, rel: str, status: int) -> None:
-        """R5.16: the endpoint refused this file's input; the status only, never the body."""
-        self.reporter.warn(
-            f"warning: {shown(rel)}: embedding endpoint rejected the input (HTTP {status}); skipped, "
-            "the index keeps what it had for this file"
-        )
 
 
 @attrs.frozen

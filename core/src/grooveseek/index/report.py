@@ -20,6 +20,7 @@ from rich.progress import (
 )
 
 from ..console import echo_err, err_console
+from ..names import shown
 
 
 class Reporter:
@@ -98,3 +99,30 @@ class Reporter:
         elif self.show_progress and not self._final_printed:
             self._final_printed = True
             self._emit(f"Progress: {self._total}/{self._total} (100%)")
+
+
+class RunLines:
+    """How ``groove index`` and ``rebuild_index`` word per-file outcomes (R4.18, R4.22, R4.24, R4.26)."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        self.reporter = reporter
+
+    def indexed(self, rel: str, chunks: int, *, metadata_only: bool = False) -> None:
+        extra = ", metadata only" if metadata_only else ""
+        self.reporter.file_line(f"  indexed: {shown(rel)} ({chunks} chunks{extra})")
+
+    def renamed(self, old: str, new: str) -> None:
+        self.reporter.file_line(f"  renamed: {shown(old)} -> {shown(new)}")
+
+    def deleted(self, rel: str) -> None:
+        self.reporter.file_line(f"  deleted: {shown(rel)}")
+
+    def skipped(self, rel: str, reason: str) -> None:
+        self.reporter.warn(f"Skipping {shown(rel)}: {reason}")  # never suppressed (R4.24)
+
+    def rejected(self, rel: str, status: int) -> None:
+        """R5.16: the endpoint refused this file's input; the status only, never the body."""
+        self.reporter.warn(
+            f"warning: {shown(rel)}: embedding endpoint rejected the input (HTTP {status}); skipped, "
+            "the index keeps what it had for this file"
+        )

@@ -38,8 +38,8 @@ from ..names import casefold_name, shown
 from ..store.store import StoredDoc
 from ..walker import GROOVEIGNORE_NAME, Collected, WalkPolicy, collect, load_grooveignore
 from .guard import check_folder, check_model, record_folder, record_model
-from .indexer import Indexer, RunLines
-from .report import Reporter
+from .indexer import Indexer
+from .report import Reporter, RunLines
 
 QUEUE_CAPACITY = 64
 QUEUE_FULL_MESSAGE = (

@@ -127,7 +127,7 @@ class Queries:
         )
         out = {}
         for r in rows:
-            table_rows = tuple((int(a), int(b)) for a, b in json.loads(r[15])) if r[15] else ()
+            table_rows = tuple((int(a), int(b)) for a, b in json.loads(r[16])) if r[16] else ()
             out[r[0]] = HitRow(
                 r[0],
                 r[1],
@@ -144,6 +144,7 @@ class Queries:
                 r[12],
                 r[13],
                 r[14],
+                r[15],
                 table_rows,
             )
         return out

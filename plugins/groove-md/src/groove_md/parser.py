@@ -85,20 +85,26 @@ def _lines(text: str, start: int = 0) -> Iterator[tuple[int, int]]:
 def split_frontmatter(text: str) -> Split:
     """R3.18: the block between a first line ``---`` and the next ``---`` line; else all body.
 
-    The body is what follows the closing line with leading blank lines removed. An opening
-    ``---`` with no closing line is not an error: the whole text is body. One pass over the
-    text, one slice per part (removing blank lines one by one was quadratic).
+    The body is what follows the closing line with leading blank lines removed; ``first_line`` is
+    its 1-based file line. An opening ``---`` with no closing line is not an error: the whole text
+    is body. One pass over the text by offsets, one slice per part (removing blank lines one by one
+    was quadratic, and a list of every line of a 50 MiB note cost more memory than the note).
     """
     lines = _lines(text)
     _, first_end = next(lines)
     if not _is_fence(text[:first_end]):
         return Split(None, text)
-    for end in range(1, len(lines)):
-        if _is_fence(lines[end]):
-            first = end + 1
-            while first < len(lines) and not lines[first].strip():
-                first += 1
-            return Split("\n".join(lines[1:end]), "\n".join(lines[first:]), first + 1)
+    for number, (start, end) in enumerate(lines, start=2):
+        if not _is_fence(text[start:end]):
+            continue
+        yaml_text = text[first_end + 1 : max(first_end + 1, start - 1)]  # without the last newline
+        body_start, body_line = len(text), number + 1
+        if end < len(text):
+            for line_no, (line_start, line_end) in enumerate(_lines(text, end + 1), start=number + 1):
+                if text[line_start:line_end].strip():
+                    body_start, body_line = line_start, line_no
+                    break
+        return Split(yaml_text, text[body_start:], body_line)
     return Split(None, text)
 
 
