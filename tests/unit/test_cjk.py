@@ -192,17 +192,17 @@ def test_unicode61_keeps_the_long_vowel_mark_in_tokens(store):
 
 
 def _runs_by_class(text: str) -> list[str]:
-    """cjk_runs as R6.10 words it: maximal runs of one CJK class by char_class (a Python loop)."""
+    """cjk_runs by char_class in a Python loop: maximal runs of kanji and kana, scripts mixed as the
+    text has them (the bigram leg's runs, docs/retrieval.md)."""
     runs: list[str] = []
-    current, current_class = "", None
+    current = ""
     for ch in text:
-        cls = char_class(ch)
-        if cls in ("kanji", "katakana") and cls == current_class:
+        if char_class(ch) in ("kanji", "hiragana", "katakana"):
             current += ch
             continue
         if current:
             runs.append(current)
-        current, current_class = (ch, cls) if cls in ("kanji", "katakana") else ("", None)
+        current = ""
     return [*runs, current] if current else runs
 
 

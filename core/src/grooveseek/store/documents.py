@@ -96,7 +96,7 @@ class DocumentWrites:
                 self.conn.execute(
                     "insert into chunks(document_id, chunk_index, heading, level, content, context, "
                     "token_count, quality_score, start_line, end_line, symbol_kind, anchor, table_rows) "
-                    "values (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "values (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         doc_id,
                         chunk.chunk_index,
