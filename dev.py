@@ -16,6 +16,7 @@ The install is skipped when nothing that affects it changed since the last one (
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -137,6 +138,41 @@ def lint() -> int:
 GATE = ROOT / "tests" / "gate"
 
 
+GATE_THRESHOLD = 0.05
+
+
+def _aggregates(run: dict) -> dict[str, float]:
+    agg = run.get("aggregate") or {}
+    out = {"mrr": float(agg.get("mrr", 0.0))}
+    for metric in ("recall_at_k", "ndcg_at_k"):
+        for k, value in (agg.get(metric) or {}).items():
+            out[f"{metric.removesuffix('_at_k')}@{k}"] = float(value)
+    return out
+
+
+def _gate_drops(baseline: dict, now: dict) -> list[str]:
+    """Metrics that fell by more than the threshold since the baseline, whatever the fingerprints say.
+
+    ``groove eval --fail-on-regression`` compares only runs with identical fingerprints, as R10.17
+    says, so a change to a built-in default (fusion weights, the model) would make the old baseline
+    incomparable and pass silently. The gate guards the defaults themselves, so it compares the
+    aggregates on the same golden file directly and names the fingerprint fields that changed.
+    """
+    changed = sorted(
+        key
+        for key in set(baseline.get("fingerprint", {})) | set(now.get("fingerprint", {}))
+        if baseline.get("fingerprint", {}).get(key) != now.get("fingerprint", {}).get(key)
+    )
+    if changed:
+        print(f"dev.py gate: settings changed since the baseline: {', '.join(changed)}", file=sys.stderr)
+    before, after = _aggregates(baseline), _aggregates(now)
+    return [
+        f"{name} {before[name]:.3f} -> {after[name]:.3f}"
+        for name in sorted(after)
+        if name in before and before[name] - after[name] > GATE_THRESHOLD + 1e-9
+    ]
+
+
 def gate(refresh: bool = False) -> int:
     """Index the fixture corpora into a temporary KB and run ``groove eval --fail-on-regression``
     against the committed baseline history; ``--refresh`` writes a new baseline instead."""
@@ -157,7 +193,15 @@ def gate(refresh: bool = False) -> int:
     if rc == 0 and refresh:
         shutil.copyfile(history, GATE / "history.json")
         print(f"dev.py: new gate baseline written to {GATE / 'history.json'}; commit it", file=sys.stderr)
-    elif rc != 0:
+        return 0
+    if rc == 0:
+        runs = json.loads(history.read_text(encoding="utf-8"))["runs"]
+        baseline = json.loads((GATE / "history.json").read_text(encoding="utf-8"))["runs"][0]
+        drops = _gate_drops(baseline, runs[0])
+        for drop in drops:
+            print(f"dev.py gate: regression against the baseline: {drop}", file=sys.stderr)
+        rc = 1 if drops else 0
+    if rc != 0:
         print("dev.py: the retrieval-quality gate failed (see docs/eval.md)", file=sys.stderr)
     return rc
 
