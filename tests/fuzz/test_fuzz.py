@@ -30,9 +30,10 @@ from grooveseek.fieldschema import field_rows
 from grooveseek.index.safety import MAX_CHUNKS_PER_FILE, cap_chunks
 from grooveseek.mcp.server import dump, run_tool
 from grooveseek.names import shown
+from grooveseek.testing import make_service, write_kb
 from grooveseek.types import ChunkSettings, ParseContext, Section
 from tests.fuzz import strategies as fz
-from tests.unit.mcp_kit import BODY, config, make_service, write_kb
+from tests.unit.mcp_kit import BODY, config
 
 BUDGET_SECONDS = 30.0  # per example; generous for a loaded 2-core CI machine, never near in practice
 

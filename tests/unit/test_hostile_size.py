@@ -14,7 +14,8 @@ from grooveseek.mcp import tools
 from grooveseek.mcp.server import dump
 from grooveseek.search.snippet import SNIPPET_MAX_BYTES
 from grooveseek.store.store import Store
-from tests.unit.mcp_kit import config, make_service
+from grooveseek.testing import make_service
+from tests.unit.mcp_kit import config
 
 SENTENCE = "The quick brown fox reads the compost notes while the garden sleeps under snow. "
 

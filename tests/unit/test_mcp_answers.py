@@ -7,7 +7,8 @@ import pytest
 
 from grooveseek.mcp import tools
 from grooveseek.service import KBService
-from tests.unit.mcp_kit import BODY, config, make_service, write_kb
+from grooveseek.testing import make_service, write_kb
+from tests.unit.mcp_kit import BODY, config
 
 FILES = {
     "best-practices/claude-code/PERFECT.md": (

@@ -18,8 +18,9 @@ from mcp.shared.exceptions import MCPError
 
 from grooveseek.mcp import build_server
 from grooveseek.mcp import server as server_module
+from grooveseek.testing import make_service, write_kb
 from grooveseek.types import ParseContext, ParsedDocument
-from tests.unit.mcp_kit import BODY, config, make_service, write_kb
+from tests.unit.mcp_kit import BODY, config
 
 
 class SurrogateParser(MarkdownParser):
