@@ -146,16 +146,36 @@ def _reference_sections(body: str) -> tuple[Section, ...]:
 
 
 ATOMS = st.sampled_from(
-    ["---", "--- ", " ---", "\n", "## ", "### ", "#### ", "##", " ", "\t", "\x0b", "\x1c", "\x85",
-     "\u2028", "\u3000", "a", "x y", "title: t"]
-)  # fmt: skip
+    [
+        "---",
+        "--- ",
+        " ---",
+        "\n",
+        "## ",
+        "### ",
+        "#### ",
+        "##",
+        " ",
+        "\t",
+        "\x0b",
+        "\x1c",
+        "\x85",
+        "\u2028",
+        "\u3000",
+        "a",
+        "x y",
+        "title: t",
+    ]
+)
 
 
 @given(st.lists(ATOMS, max_size=40).map("".join))
 def test_the_linear_split_matches_the_rule_as_written(text: str) -> None:
     split = split_frontmatter(text)
     assert (split.yaml_text, split.body) == _reference_split(text)
-    assert split_sections(text) == _reference_sections(text)
+    # The reference knows neither line numbers nor anchors (issue 10): compare what it does know.
+    got = [(s.heading, s.level, s.text) for s in split_sections(text)]
+    assert got == [(s.heading, s.level, s.text) for s in _reference_sections(text)]
 
 
 # --- config files ----------------------------------------------------------------------------------

@@ -74,9 +74,15 @@ def test_many_small_sections_merge_into_one_chunk_with_every_heading() -> None:
     sections = (Section(heading="first", level=2, text="x" * 60),) + tuple(
         Section(heading=f"h{i}", level=2, text="") for i in range(20_000)
     )
-    chunks = SectionsChunker().chunk(ParsedDocument(sections=sections, read_text=""), ChunkSettings())
+    # A budget large enough that the size-bounded split (issue 10) keeps the merged chunk whole:
+    # this test is about the merge, which must stay linear in the number of sections.
+    settings = ChunkSettings(max_tokens=10_000_000)
+    chunks = SectionsChunker().chunk(ParsedDocument(sections=sections, read_text=""), settings)
     assert len(chunks) == 1
     assert chunks[0].content == "x" * 60 + "".join(f"\n\n## h{i}" for i in range(20_000))
+    pieces = SectionsChunker().chunk(ParsedDocument(sections=sections, read_text=""), ChunkSettings())
+    assert len(pieces) > 1  # with the default budget the merged text is cut, and nothing is lost
+    assert "".join(p.content for p in pieces).replace("\n", "") == chunks[0].content.replace("\n", "")
 
 
 def test_a_failure_reason_is_one_printable_line() -> None:

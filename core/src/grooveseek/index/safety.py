@@ -8,6 +8,7 @@ read, parse, embedding or write raised into one printable line for ``Skipping <r
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 
 from ..builtins.chunkers import merge_piece, token_count
@@ -48,13 +49,26 @@ def cap_chunks(chunks: Sequence[Chunk], rel: str, warn: Callable[[str], None]) -
     return merged
 
 
+def _separator(previous: Chunk, chunk: Chunk) -> str:
+    """What stood between two neighbouring pieces in the file: a space inside one line, as many line
+    breaks as their line numbers say (so lines counted inside a merged chunk stay the file's
+    lines), else a blank line."""
+    if previous.end_line is None or chunk.start_line is None:
+        return "\n\n"
+    if chunk.start_line == previous.end_line:
+        return " "  # the size-bounded split cut one long line at a sentence
+    return "\n" * max(1, chunk.start_line - previous.end_line)
+
+
 def _merge(group: Sequence[Chunk], index: int) -> Chunk:
     first, last = group[0], group[-1]
-    pieces = [first.content]
-    for chunk in group[1:]:
+    parts = [first.content]
+    for previous, chunk in itertools.pairwise(group):
         same = chunk.heading is None or chunk.heading == first.heading
-        pieces.append(chunk.content if same else merge_piece(chunk.heading, chunk.content))
-    content = "\n\n".join(p for p in pieces if p)
+        piece = chunk.content if same else merge_piece(chunk.heading, chunk.content)
+        if piece:
+            parts.append((_separator(previous, chunk) if same else "\n\n") + piece)
+    content = "".join(parts).lstrip("\n")
     end = last.end_line if last.end_line is not None else first.end_line
     return Chunk(
         chunk_index=index,
@@ -68,6 +82,7 @@ def _merge(group: Sequence[Chunk], index: int) -> Chunk:
         end_line=end,
         symbol_kind=first.symbol_kind,
         is_definition=first.is_definition,
+        anchor=first.anchor,
     )
 
 
