@@ -9,7 +9,6 @@ never load plugins themselves.
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 
 import attrs
@@ -18,14 +17,11 @@ from .config import (
     NEW_INDEX_MODEL,
     GrooveConfig,
     LoadedConfig,
-    describe,
-    launcher_dir_from_argv,
-    load_config,
+    load_checked_config,
     plugin_selection,
     resolve_index_path,
     resolve_kb_path,
 )
-from .console import echo_err
 from .errors import ConfigError, GrooveError, PluginLoadError
 from .index.guard import ModelChoice
 from .interfaces import Embedder, Reranker
@@ -109,15 +105,6 @@ def follow_index(selection: PluginSelection, db: Path, kb: Path) -> PluginSelect
             f"provides it, or rebuild the index with an installed model: {rebuild}"
         )
     return attrs.evolve(selection, embedder=recorded, embedder_from="index")
-
-
-def load_checked_config(config_path: str | None) -> LoadedConfig:
-    """Discover and load groove.toml, log the choice (R1.9) and print its warnings once."""
-    loaded = load_config(config_path, launcher_dir=launcher_dir_from_argv(sys.argv[0]))
-    log.info(describe(loaded).removeprefix("grooveseek.config: "))
-    for warning in loaded.warnings:
-        echo_err(f"warning: {warning}")
-    return loaded
 
 
 def _missing_id_message(exc: MissingPluginError, loaded: LoadedConfig, source: str | None) -> str:
@@ -225,6 +212,7 @@ def build_app(
     with_embedder: bool = True,
     index_path: str | None = None,
     extra_parsers: tuple[str, ...] = (),
+    loaded: LoadedConfig | None = None,
 ) -> App:
     """Validate config, plugins, model settings, the KB path and the index path; nothing is opened
     or loaded yet (the index may be peeked at, read-only, for the model it records).
@@ -233,7 +221,8 @@ def build_app(
     metadata, but neither imported nor validated (the command uses neither). ``extra_parsers`` are
     loaded whatever ``[parsers].enabled`` says (``groove validate`` reads every ``.md`` file, R8.21).
     """
-    loaded = load_checked_config(config_path)
+    if loaded is None:  # else the caller loaded it already (the resident client), warnings printed
+        loaded = load_checked_config(config_path)
     selection = plugin_selection(loaded.config, model=model, reranker=reranker)
     located: tuple[Path, Path] | None = None
     if with_embedder and selection.embedder_from == "default":
