@@ -150,3 +150,12 @@ def test_peer_of_another_user_is_refused(short_dir: Path) -> None:
         assert out.stdout.strip() == "b''"  # hung up without a word
     finally:
         server.close()
+
+
+def test_vec_extension_path_is_sqlite_vecs_own() -> None:
+    """store/db.py finds the extension without importing sqlite_vec (and numpy with it)."""
+    import sqlite_vec
+
+    from grooveseek.store.db import vec_extension_path
+
+    assert vec_extension_path() == sqlite_vec.loadable_path()

@@ -213,13 +213,16 @@ def build_app(
     index_path: str | None = None,
     extra_parsers: tuple[str, ...] = (),
     loaded: LoadedConfig | None = None,
+    with_parsers: bool = True,
 ) -> App:
     """Validate config, plugins, model settings, the KB path and the index path; nothing is opened
     or loaded yet (the index may be peeked at, read-only, for the model it records).
 
     With ``with_embedder=False`` the embedder and reranker are still checked against installed
     metadata, but neither imported nor validated (the command uses neither). ``extra_parsers`` are
-    loaded whatever ``[parsers].enabled`` says (``groove validate`` reads every ``.md`` file, R8.21).
+    loaded whatever ``[parsers].enabled`` says (``groove validate`` reads every ``.md`` file, R8.21);
+    ``with_parsers=False`` loads none (a command that reads no file: ``status``). ``loaded`` is the
+    config a caller already loaded and reported (the resident client), not loaded twice.
     """
     if loaded is None:  # else the caller loaded it already (the resident client), warnings printed
         loaded = load_checked_config(config_path)
@@ -232,6 +235,8 @@ def build_app(
     check_selection(loaded, selection)
     if not with_embedder:
         selection = attrs.evolve(selection, embedder=None, reranker=None)
+    if not with_parsers:  # the command reads no file (status): import no parser or grammar plugin
+        selection = attrs.evolve(selection, parsers=(), chunkers=())
     if extra_parsers:
         parsers = (*selection.parsers, *(p for p in extra_parsers if p not in selection.parsers))
         selection = attrs.evolve(selection, parsers=parsers)
