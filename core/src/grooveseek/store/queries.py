@@ -105,7 +105,7 @@ class Queries:
         try:
             rows = self.conn.execute(ranked, (*weights, expression, fetch, *where.params, limit)).fetchall()
             if len(rows) >= limit:
-                return [(r[0], r[1]) for r in rows]
+                return [(int(r[0]), float(r[1])) for r in rows]
             return self.fts_candidates_joined(expression, limit, weights, filters)
         except apsw.SQLError as exc:  # a malformed expression must not crash a search
             raise StoreError(f"full-text query failed: {exc}") from exc
