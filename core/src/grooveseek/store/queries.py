@@ -103,9 +103,10 @@ class Queries:
             f"join documents d on d.id = c.document_id where 1{where.where} order by top.rank, top.id limit ?"
         )
         try:
-            rows = self.conn.execute(ranked, (*weights, expression, fetch, *where.params, limit)).fetchall()
+            cursor = self.conn.execute(ranked, (*weights, expression, fetch, *where.params, limit))
+            rows = [(r[0], r[1]) for r in cursor]
             if len(rows) >= limit:
-                return [(int(r[0]), float(r[1])) for r in rows]
+                return rows
             return self.fts_candidates_joined(expression, limit, weights, filters)
         except apsw.SQLError as exc:  # a malformed expression must not crash a search
             raise StoreError(f"full-text query failed: {exc}") from exc
