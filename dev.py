@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Bootstrap for a fresh machine that has only python3 and pip.
 
-    python3 dev.py demo    install everything into .venv, index the bundled sample KB offline, search it
+    python3 dev.py demo    install everything into .venv, index the bundled sample KB offline, search it,
+                           and print the next three commands to run on your own notes
     python3 dev.py test    install everything into .venv, run the lint checks, then the whole test suite
     python3 dev.py lint    the lint checks alone: ruff check, ruff format --check, mypy, house limits
     python3 dev.py gate    the retrieval-quality gate alone (groove eval --fail-on-regression, docs/eval.md);
@@ -35,6 +36,13 @@ MEMBERS = [
     "plugins/groove-openai",
     ".",
 ]
+# What the demo tells a user to type next, from the repository root; tests/test_readme.py runs
+# each line verbatim (with ~/notes holding notes), so they stay true.
+NEXT_STEPS = (
+    ".venv/bin/groove index --kb-path ~/notes",
+    '.venv/bin/groove search "how do I keep the index fresh?" --kb-path ~/notes --format text',
+    ".venv/bin/groove mcp-config claude-code --kb-path ~/notes",
+)
 
 
 def _inputs_digest() -> str:
@@ -65,12 +73,13 @@ def install() -> None:
 
 
 def demo() -> int:
-    """Index docs/sample-kb offline with the packaged model, then run one search."""
+    """Index examples/sample-kb offline (a new index gets the packaged model: no flags), run one
+    search, then print the commands to run on your own notes."""
     work = Path(tempfile.mkdtemp(prefix="groove-demo-"))
     kb = work / "sample-kb"
     shutil.copytree(ROOT / "examples" / "sample-kb", kb)
     groove = [str(BIN / "groove")]
-    common = ["--kb-path", str(kb), "--model", "minilm-l6-int8"]
+    common = ["--kb-path", str(kb)]
     print(f"dev.py: indexing {kb}", file=sys.stderr)
     rc = subprocess.run(groove + ["index", *common, "--quiet"], check=False).returncode
     if rc != 0:
@@ -78,7 +87,11 @@ def demo() -> int:
     query = "how do I keep the index fresh while I edit notes?"
     print(f"dev.py: groove search {query!r}", file=sys.stderr)
     cmd = groove + ["search", query, *common, "--format", "text", "--limit", "3"]
-    return subprocess.run(cmd, check=False).returncode
+    rc = subprocess.run(cmd, check=False).returncode
+    if rc == 0:
+        print("\nNext, on your own notes (from this folder; replace ~/notes with your notes folder):")
+        print("\n".join(f"  {line}" for line in NEXT_STEPS), flush=True)
+    return rc
 
 
 def source_dirs() -> list[str]:

@@ -131,7 +131,9 @@ def test_model_mismatch_is_refused_before_loading(small_kb):
     assert "embedding model mismatch." in result.stderr
     assert "DB was indexed with: minilm-l6-int8 (384 dim)" in result.stderr
     assert "chosen by --model" in result.stderr
-    # Issue 8: no rebuild advice for a model that would need a download; going back comes first.
+    # Issue 8: going back comes first, and no rebuild advice for a model that would need a download
+    # (bge-small-en-v1.5 is not in this test's empty cache; test_first_run_cli covers the offer).
+    assert "Drop --model to use the index's own model, minilm-l6-int8." in result.stderr
     assert "--force --model bge-small-en-v1.5" not in result.stderr
     assert "bge-small-en-v1.5 is not in the model cache here" in result.stderr
     _no_traceback(result)

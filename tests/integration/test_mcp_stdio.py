@@ -373,7 +373,7 @@ def test_example_client_configs_parse_and_use_real_flags() -> None:
                 assert argv[:2] == ["groove", "index"] and "--quiet" in argv
                 _check_groove_invocation(argv)
                 kinds["hook"] = kinds.get("hook", 0) + 1
-    assert kinds == {"stdio": 3, "http": 3, "hook": 1}
+    assert kinds == {"stdio": 4, "http": 3, "hook": 1}  # stdio: Claude Code, Claude Desktop, Cursor, VS Code
     git_hook = (examples / "git-hooks" / "post-commit").read_text(encoding="utf-8")
     line = next(line for line in git_hook.splitlines() if line.startswith("groove "))
     _check_groove_invocation(shlex.split(line.split("||")[0]))

@@ -353,3 +353,13 @@ def test_macos_and_windows_roots(world, monkeypatch):
 def test_no_file_is_trusted_defaults(world):
     loaded = load_config(cwd=world["project"], env=world["env"])
     assert (loaded.source, loaded.trusted, loaded.config) == ("none", True, GrooveConfig())
+
+
+def test_untrusted_index_path_is_ignored_and_a_trusted_one_is_kept(world):
+    # A file found in a repository must not choose where an index is written (or replaced).
+    loaded = _load_cwd(world, '[index]\npath = "elsewhere.db"\n')
+    assert loaded.config.index.path is None
+    assert "[index].path is ignored" in _warning(loaded, "[index].path")
+    env = dict(world["env"], GROOVE_CONFIG_HOME=str(world["tmp"] / "p"))
+    trusted = _load_cwd(world, '[index]\npath = "elsewhere.db"\n', env=env)
+    assert trusted.config.index.path == str(world["project"].resolve() / "elsewhere.db")

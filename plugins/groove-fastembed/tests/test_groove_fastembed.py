@@ -465,6 +465,19 @@ def test_a_model_pre_downloaded_in_hub_layout_is_used(tmp_path: Path) -> None:
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
 
 
+def test_available_offline_means_packaged_or_in_the_hub_cache(tmp_path: Path) -> None:
+    """What the model guard asks before it offers a rebuild with a model (issue 8)."""
+    env = {"HF_HUB_OFFLINE": "1"}
+    assert FastEmbedEmbedder(MODELS["minilm-l6-int8"], str(tmp_path), env=env).available_offline()
+    small = FastEmbedEmbedder(MODELS["bge-small-en-v1.5"], str(tmp_path), env=env)
+    assert not small.available_offline()  # nothing downloaded yet
+    snapshot = tmp_path / "models--Qdrant--bge-small-en-v1.5-onnx-Q" / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    (snapshot / "model_optimized.onnx").write_bytes(b"weights")
+    assert small.available_offline()
+    assert not FastEmbedEmbedder(MODELS["bge-m3"], str(tmp_path), env=env).available_offline()
+
+
 def test_loading_message_format() -> None:
     assert loading_message(MODELS["bge-small-en-v1.5"]) == (
         "Loading embedding model: bge-small-en-v1.5 (384 dim, ~130 MB on first run)..."

@@ -26,6 +26,7 @@ COMMANDS = {
     "eval": "grooveseek.cli.eval:eval_command",
     "plugins": "grooveseek.cli.plugins:plugins_command",
     "serve": "grooveseek.cli.serve:serve_command",
+    "mcp-config": "grooveseek.cli.mcpconfig:mcp_config_command",
     "validate": "grooveseek.cli.validate:validate_command",
     "doctor": "grooveseek.cli.doctor:doctor_command",
     "tune": "grooveseek.cli.tune:tune_command",
@@ -39,6 +40,7 @@ SUMMARIES = {
     "doctor": "Check the index for damage and stale state; never loads a model, never repairs.",
     "eval": "Measure recall@k, MRR and nDCG@k of the search over a golden query set.",
     "graph": "Walk from a document to the chunks most similar to it, breadth-first.",
+    "mcp-config": "Print the MCP config for CLIENT (claude-code, claude-desktop, cursor, vscode) to stdout.",
     "index": "Index the knowledge base into .groove.db (beside kb_path, or --index-path).",
     "plugins": (
         "List installed plugins per group, whether the effective config enables them, and what loaded."

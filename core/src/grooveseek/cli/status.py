@@ -9,6 +9,7 @@ import click
 from ..app import build_app
 from ..config.model import GrooveConfig
 from ..console import echo_err
+from ..index.guard import check_folder
 from ..store.interface import IndexStore
 from ..store.store import open_store
 from .options import config_option, effective_config_path, index_path_of, kb_option
@@ -63,6 +64,7 @@ def status_command(ctx: click.Context, kb_path: str | None, config_path: str | N
         return
     store = open_store(app.db, create=False)
     try:
+        check_folder(store, app.kb)  # another folder's index would report its documents as these
         docs, chunks = store.counts()
         identity = store.meta("embedding_identity") or "(none yet)"
         dim = store.meta("embedding_dim") or "?"

@@ -130,7 +130,12 @@ def _loads_here(embedder: Embedder) -> bool:
 
 
 def mismatch_message(
-    recorded: str, recorded_dim: int, embedder: Embedder, kb: Path, choice: ModelChoice | None = None
+    recorded: str,
+    recorded_dim: int,
+    embedder: Embedder,
+    kb: Path,
+    choice: ModelChoice | None = None,
+    db: Path | None = None,
 ) -> str:
     """R4.28, reworded: both models, who chose the runtime one, and "go back" before "rebuild".
 
@@ -156,7 +161,9 @@ def mismatch_message(
     return (
         "embedding model mismatch.\n"
         f"  DB was indexed with: {recorded} ({recorded_dim} dim)\n"
-        f"  Current runtime:     {runtime}\n\n"
+        f"  Current runtime:     {runtime}\n"
+        + (f"  Index file:          {db}\n" if db is not None else "")
+        + "\n"
         f"{back}{rebuild}"
     )
 
@@ -168,7 +175,7 @@ def check_model(store: IndexStore, embedder: Embedder, kb: Path, choice: ModelCh
     if recorded is not None and (
         recorded != embedder.identity or int(recorded_dim or 0) != embedder.dimension
     ):
-        raise ModelError(mismatch_message(recorded, int(recorded_dim or 0), embedder, kb, choice))
+        raise ModelError(mismatch_message(recorded, int(recorded_dim or 0), embedder, kb, choice, store.path))
     declared = store.vec_dimension()
     if declared is not None and declared != embedder.dimension:
         raise ModelError(
@@ -189,7 +196,7 @@ def folder_message(db: Path, recorded: Path, kb: Path) -> str:
     own = kb.parent / f".groove-{kb.name}.db"
     return (
         f"{db}: this index belongs to the knowledge base folder {recorded}, not {kb}; one index file "
-        f"serves one folder, and using it for {kb} would replace {recorded.name}'s documents. Give "
+        f"serves one folder, and using it for {kb} would replace the documents of {recorded}. Give "
         f"{kb} its own index with --index-path (for example --index-path {own}) or [index].path "
         f"in a groove.toml. If {recorded} was moved to {kb}, run `groove index --kb-path {kb} "
         "--force` to rebuild this index for the new place."

@@ -71,7 +71,7 @@ MODELS: dict[str, ModelSpec] = {
             hf_repo="Qdrant/bge-small-en-v1.5-onnx-Q",
             model_file="model_optimized.onnx",
             native=True,
-            notes="English-centred; the default model; ~500 MB RAM",
+            notes="English-centred; ~500 MB RAM",
         ),
         ModelSpec(
             id="bge-m3",

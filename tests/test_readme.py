@@ -1,0 +1,185 @@
+"""The READMEs are true as written (issue 8): every ``groove`` command in README.md, README.ja.md and
+examples/README.md is one the CLI accepts; README.ja.md carries the same two commands, install
+step and Quickstart; the Quickstart runs verbatim after the install step, with no ``--model``; and
+the three commands ``python3 dev.py demo`` prints at its end work verbatim.
+
+The runs use the real packaged model, a throwaway ``HOME`` holding ``~/notes``, and the
+repository's ``.venv`` (the install step of the README), so they exercise what a new user types.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from grooveseek.cli import cli
+
+ROOT = Path(__file__).parent.parent
+READMES = [ROOT / "README.md", ROOT / "README.ja.md", ROOT / "examples" / "README.md"]
+BIN = Path(sys.executable).parent  # the .venv the suite runs in: .venv/bin holds groove
+FENCE = re.compile(r"^```[a-z]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+TWO_COMMANDS = ("python3 dev.py demo", "python3 dev.py test")
+
+
+def _load_dev():
+    spec = importlib.util.spec_from_file_location("dev_for_tests", ROOT / "dev.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _blocks(path: Path) -> list[str]:
+    return FENCE.findall(path.read_text(encoding="utf-8"))
+
+
+def _groove_lines(text: str) -> list[str]:
+    """Lines that run groove (bare, or as .venv/bin/groove), without a trailing ``# comment``."""
+    out = []
+    for line in text.splitlines():
+        words = shlex.split(line, comments=True)
+        if words and Path(words[0]).name == "groove":
+            out.append(line)
+    return out
+
+
+def _section_block(path: Path, heading: str) -> str:
+    """The first fenced block under the ``## heading`` of ``path``."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index(f"\n## {heading}\n")
+    return FENCE.findall(text[start:])[0]
+
+
+def test_the_scan_finds_commands_in_every_readme():
+    for path in READMES:
+        assert _groove_lines("\n".join(_blocks(path))), path
+    assert _groove_lines('groove search "a # b" --kb-path x  # comment') == [
+        'groove search "a # b" --kb-path x  # comment'
+    ]
+
+
+@pytest.mark.parametrize("path", READMES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_readme_command_is_accepted_by_the_cli(path: Path):
+    lines = [line for block in _blocks(path) for line in _groove_lines(block)]
+    for line in lines:
+        args = shlex.split(line, comments=True)[1:]
+        if ">" in args:  # a shell redirection ends the command
+            args = args[: args.index(">")]
+        while args[:1] == ["--config"]:  # the group's one option
+            args = args[2:]
+        command = cli.get_command(click.Context(cli), args[0])
+        assert command is not None, f"{path.name}: `{line}`: no command {args[0]!r}"
+        try:
+            # Parses every option and argument exactly as a run would, without running the command.
+            command.make_context(args[0], args[1:])
+        except click.UsageError as exc:
+            pytest.fail(f"{path.name}: `{line}` is refused by the CLI: {exc.format_message()}")
+
+
+def test_the_japanese_readme_has_the_same_commands_install_and_quickstart():
+    english = (ROOT / "README.md").read_text(encoding="utf-8")
+    japanese = (ROOT / "README.ja.md").read_text(encoding="utf-8")
+    for command in TWO_COMMANDS:
+        assert command in english and command in japanese
+    assert _commands(_section_block(ROOT / "README.ja.md", "インストール")) == _commands(
+        _section_block(ROOT / "README.md", "Install")
+    )
+    same_commands = {
+        shlex.split(line, comments=True)[1] for line in _groove_lines(_quickstart(ROOT / "README.md"))
+    }
+    ja_commands = {
+        shlex.split(line, comments=True)[1] for line in _groove_lines(_quickstart(ROOT / "README.ja.md"))
+    }
+    assert same_commands == ja_commands == {"index", "search", "status"}
+
+
+def _commands(block: str) -> list[list[str]]:
+    """The block's command lines as words, comments dropped (they are in each README's language)."""
+    return [words for words in (shlex.split(line, comments=True) for line in block.splitlines()) if words]
+
+
+def _quickstart(path: Path) -> str:
+    heading = "クイックスタート" if path.name == "README.ja.md" else "Quickstart"
+    text = path.read_text(encoding="utf-8")
+    start = text.index(f"\n## {heading}\n")
+    end = text.index("\n## ", start + 1)
+    return "\n".join(FENCE.findall(text[start:end]))
+
+
+def test_no_readme_promises_a_package_that_is_not_published():
+    for path in READMES[:2]:
+        assert "pip install grooveseek" not in path.read_text(encoding="utf-8"), path
+        assert "--model minilm-l6-int8" not in _quickstart(path), path
+
+
+def _user_env(home: Path) -> dict[str, str]:
+    env = dict(os.environ, HOME=str(home), HF_HUB_OFFLINE="1")
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # what `source .venv/bin/activate` does
+    return env
+
+
+def _run_verbatim(line: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", line],
+        check=False,
+        cwd=ROOT,
+        env=_user_env(home),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    shutil.copytree(ROOT / "examples" / "sample-kb", home / "notes")
+    shutil.copytree(ROOT / "tests" / "fixtures" / "corpora" / "js-primer", home / "work")
+    return home
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("path", READMES[:2], ids=lambda p: p.name)
+def test_the_quickstart_works_verbatim_with_no_model_flag(path: Path, home: Path):
+    lines = _groove_lines(_quickstart(path))
+    assert lines and not any("--model" in line for line in lines)
+    for line in lines:
+        result = _run_verbatim(line, home)
+        assert result.returncode == 0, f"`{line}` failed:\n{result.stderr}"
+        assert "Traceback" not in result.stderr
+    assert (home / ".groove.db").exists() and (home / ".groove-work.db").exists()
+    status = _run_verbatim("groove status --kb-path ~/notes", home)
+    assert "Model: minilm-l6-int8 (384 dim)" in status.stdout
+
+
+@pytest.mark.model
+def test_the_demo_prints_the_next_three_commands_and_they_work_verbatim(home: Path, capfd):
+    dev = _load_dev()
+    assert len(dev.NEXT_STEPS) == 3
+    assert dev.demo() == 0
+    printed = capfd.readouterr().out
+    tail = [line.strip() for line in printed.strip().splitlines()[-3:]]
+    assert tail == list(dev.NEXT_STEPS)
+    for line in dev.NEXT_STEPS:
+        assert line.startswith(".venv/bin/groove ")
+        result = subprocess.run(
+            ["bash", "-c", line],
+            check=False,
+            cwd=ROOT,
+            env=dict(os.environ, HOME=str(home), HF_HUB_OFFLINE="1"),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert result.returncode == 0, f"`{line}` failed:\n{result.stderr}"
+    assert (home / ".groove.db").exists()
+    assert str(home / "notes") in result.stdout  # the mcp-config output names the absolute KB path
