@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -72,6 +73,15 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> floa
     return time.perf_counter() - start
 
 
+def cpu_timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and the command's own CPU seconds (user + system): on a loaded machine the
+    CPU a command burns is the steadier figure, since waiting for a core inflates only the wall."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(argv, cwd, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def resident_rows(this: str, root: Path, runs: int) -> None:
     """One-shot search through a running ``groove serve`` against the same command in-process."""
     kb = str(root / "kb")
@@ -98,12 +108,19 @@ def resident_rows(this: str, root: Path, runs: int) -> None:
         ):
             via, local = [], []
             for _ in range(runs):
-                via.append(timed(args, root, resident_env))
-                local.append(timed(args, root, local_env))
-            r, i = statistics.median(via) * 1000, statistics.median(local) * 1000
+                via.append(cpu_timed(args, root, resident_env))
+                local.append(cpu_timed(args, root, local_env))
+            r, i = (
+                statistics.median(w for w, _ in via) * 1000,
+                statistics.median(w for w, _ in local) * 1000,
+            )
+            rc, ic = (
+                statistics.median(c for _, c in via) * 1000,
+                statistics.median(c for _, c in local) * 1000,
+            )
             print(
-                f"groove {label}: resident {r:.0f} ms, in-process {i:.0f} ms, {i / r:.1f}x"
-                f"   (load {os.getloadavg()[0]:.1f})",
+                f"groove {label}: resident {r:.0f} ms ({rc:.0f} CPU-ms), in-process {i:.0f} ms "
+                f"({ic:.0f} CPU-ms), {i / r:.1f}x wall, {ic / rc:.1f}x CPU   (load {os.getloadavg()[0]:.1f})",
                 flush=True,
             )
     finally:
