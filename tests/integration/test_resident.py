@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import signal
 import socket
 import stat
 import subprocess
@@ -154,4 +155,9 @@ def test_no_server_and_stale_socket_fall_back(kb: IndexedKB, monkeypatch: pytest
         assert _resident_only(other, monkeypatch, *args) == expected
     finally:
         assert server.stop() == 0
+    assert not path.exists()
+    server = Served(other)  # a signal ends a stdio server at once; the socket still goes first
+    assert path.exists()
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(timeout=DEADLINE) == 0
     assert not path.exists()

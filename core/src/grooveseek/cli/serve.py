@@ -164,9 +164,16 @@ def serve_command(
             except BaseException:
                 service.close()
                 raise
+
+        def shutdown() -> None:
+            # stdio ends the process at once on a signal (os._exit): the socket goes first.
+            if resident is not None:
+                resident.close()
+            service.close()
+
         try:
             if plan.kind == "stdio":
-                _serve_stdio(server, protocol_fd, service)
+                _serve_stdio(server, protocol_fd, shutdown)
             else:
                 _serve_http(server, plan, app, service)
         finally:
@@ -187,14 +194,14 @@ def _start_resident(service: Any, cli_app: App, model: str | None, reranker: str
     return resident
 
 
-def _serve_stdio(server: Any, protocol_fd: int | None, service: Any) -> None:
+def _serve_stdio(server: Any, protocol_fd: int | None, shutdown: Any) -> None:
     from ..mcp.transport import serve_stdio
 
     serve_stdio(
         server,
         protocol_fd,
         on_ready=lambda: echo_err("groove server ready (stdio transport)"),
-        on_signal=service.close,
+        on_signal=shutdown,
     )
 
 
