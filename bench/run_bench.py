@@ -23,9 +23,11 @@ LEG_SETS = {
     "hybrid": ("fts", "vector", "cjk"),
     "fts": ("fts",),
     "vector": ("vector",),
+    "cjk": ("cjk",),
     "fts+vec": ("fts", "vector"),
     "fts+cjk": ("fts", "cjk"),
 }
+WORK = "work"
 GOLDEN = {"npm-docs": "npm-docs.yml", "js-primer": "js-primer.yml", "jsquad-valid": "jsquad-valid-300.yml"}
 
 
@@ -55,7 +57,7 @@ def index_corpus(name: str, shared: Path, *, reuse: bool = False):
     from grooveseek.index.indexer import Indexer, IndexOptions
     from grooveseek.index.report import Reporter
 
-    work = ROOT / "bench" / "work" / name
+    work = ROOT / "bench" / WORK / name
     reuse = reuse and (work / ".groove.db").exists()
     if not reuse:
         shutil.rmtree(work, ignore_errors=True)
@@ -112,7 +114,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="reuse bench/work indexes (incremental run, eval only)"
     )
+    parser.add_argument(
+        "--overlap",
+        type=int,
+        default=None,
+        help="tokens a split section's pieces repeat from the previous piece (measures CHUNK_OVERLAP_TOKENS)",
+    )
+    parser.add_argument("--work", default="work", help="folder under bench/ for the copies and indexes")
     args = parser.parse_args(argv)
+    if args.overlap is not None:
+        from grooveseek.index import indexer
+
+        indexer.CHUNK_OVERLAP_TOKENS = args.overlap
+    global WORK
+    WORK = args.work
     legs = tuple(LEG_SETS) if args.legs else ("hybrid",)
     print(
         f"{'corpus':<14}{'docs':>6}{'chunks':>8}{'wall s':>9}{'embed s':>9}{'other s':>9}"

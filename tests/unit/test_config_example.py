@@ -68,8 +68,8 @@ def _lookup(data: dict, path: tuple[str, ...]) -> bool:
 def test_schema_walk_finds_nested_keys():
     paths = _key_paths()
     assert ("search", "mmr", "lambda") in paths and ("kb_path",) in paths
-    # every key of SPEC §1.3, plus [index].path (issue 8)
-    assert ("embedding", "api_key") in paths and len(paths) == 53
+    # every key of SPEC §1.3, plus [index].path (issue 8) and [index].max_chunk_tokens (issue 10)
+    assert ("embedding", "api_key") in paths and len(paths) == 54
 
 
 def test_example_copies_are_identical():

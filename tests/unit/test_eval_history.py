@@ -91,6 +91,8 @@ def test_regression_needs_an_identical_fingerprint_and_a_drop_past_the_threshold
     before = make_run(0.60).history_record()
     assert regressed(make_run(0.50), [before], 0.05)[1] == ["ndcg@5"]
     assert regressed(make_run(0.56), [before], 0.05)[1] == []
+    # a drop of exactly the threshold is not "more than" it, whatever floating point makes of it
+    assert 0.40 - 0.35 > 0.05 and regressed(make_run(0.35), [make_run(0.40).history_record()], 0.05)[1] == []
     other = make_run(0.60, golden="g2").history_record()
     assert regressed(make_run(0.10), [other], 0.05) is None
     nan = make_run(0.60).history_record()

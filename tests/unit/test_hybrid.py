@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from grooveseek.search.fusion import low_confidence, rrf
+from grooveseek.search.confidence import low_confidence
+from grooveseek.search.fusion import rrf
 from grooveseek.search.pipeline import pool_sizes, run_search
 from grooveseek.search.request import SearchRequest, clamp_limit
 from grooveseek.store.store import DocumentRecord, Store
@@ -20,11 +21,15 @@ def test_rrf_scores_and_tie_break():
 
 
 def test_low_confidence_rule():
-    assert low_confidence([1.0, 1.0], 1.5) is True
-    assert low_confidence([3.0, 0.5, 0.5], 1.5) is False
-    assert low_confidence([1.0], 1.5) is False
-    assert low_confidence([1.0, 1.0], 0) is False
-    assert low_confidence([-1.0, -1.0], 1.5) is False
+    # Fires when the top hit holds at most half of the query's content words (docs/retrieval.md).
+    terms = ["registry", "scope", "publish", "token"]
+    assert low_confidence(terms, "Publish to a Registry\nscoped packages", 1.5) is False  # 3 of 4
+    assert low_confidence(terms, "the registry and its scope", 1.5) is True  # 2 of 4
+    assert low_confidence(["配列", "削除"], "配列から要素を削除する", 1.5) is False
+    assert low_confidence(["配列", "削除"], "文字列の長さ", 1.5) is True
+    assert low_confidence(terms, None, 1.5) is False  # no hit: never fires
+    assert low_confidence([], "anything", 1.5) is False  # only stopwords: no words to look for
+    assert low_confidence(terms, "nothing", 0) is False  # 0 still turns the flag off
 
 
 def test_pool_sizes():

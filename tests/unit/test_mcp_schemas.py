@@ -32,10 +32,11 @@ def test_exactly_six_tools_with_the_spec_parameters() -> None:
                 "mmr_lambda",
                 "mmr_same_doc_penalty",
                 "parent_retriever",
+                "content",
             },
         ),
         "list_topics": (None, set()),
-        "get_document": ("path", set()),
+        "get_document": ("path", {"from_line", "to_line"}),
         "get_best_practice": ("target", {"category"}),
         "rebuild_index": (None, {"force"}),
         "get_connection_graph": (
@@ -55,7 +56,8 @@ def test_exactly_six_tools_with_the_spec_parameters() -> None:
         ),
     }
     assert list(TOOLS) == list(expected)
-    assert set(attrs.fields_dict(tools.SearchArgs)) == expected["search"][1]  # the function takes them all
+    # The function takes them all: the filters and knobs as SearchArgs, the answer's shape apart.
+    assert set(attrs.fields_dict(tools.SearchArgs)) | {"content"} == expected["search"][1]
     for name, (required, optional) in expected.items():
         schema = TOOLS[name].input_schema()
         assert schema.get("required", []) == ([required] if required else [])

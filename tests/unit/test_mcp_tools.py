@@ -122,7 +122,7 @@ def paths(answer: dict) -> list[str]:
                 'search: unknown parameter "limt" (expected: query, limit, category, '
                 "topic, rerank, min_quality, include_low_quality, path_globs, tags_any, tags_all, date_from, "
                 "date_to, fields, fields_not, min_confidence_ratio, mmr, mmr_lambda, "
-                "mmr_same_doc_penalty, parent_retriever)"
+                "mmr_same_doc_penalty, parent_retriever, content)"
             ),
         ),
         ("list_topics", {"x": 1}, 'list_topics: unknown parameter "x" (expected: no parameters)'),
@@ -306,8 +306,9 @@ def test_min_confidence_ratio(service: KBService) -> None:
         "min_confidence_ratio": 0.0
     }
     assert tools.search(service, "garden", min_confidence_ratio=math.inf)["filter_applied"] == {}
-    assert tools.search(service, "garden", min_confidence_ratio=1e9)["low_confidence"] is True
-    assert tools.search(service, "garden", min_confidence_ratio=0.0)["low_confidence"] is False
+    # The flag follows word coverage now (docs/retrieval.md); the ratio only turns it off at 0.
+    assert tools.search(service, "garden zzqx wwvy", min_confidence_ratio=1e9)["low_confidence"] is True
+    assert tools.search(service, "garden zzqx wwvy", min_confidence_ratio=0.0)["low_confidence"] is False
 
 
 def test_mmr_and_parent_retriever(service: KBService) -> None:
@@ -371,7 +372,7 @@ def test_list_topics_groups_and_tree(service: KBService) -> None:
             "category": "best-practices",
             "topic": "claude-code",
             "file_count": 1,
-            "titles": [],
+            "titles": ["Claude Code practices"],  # its first "# " heading
             "children": leaf,
         },
         {
@@ -397,7 +398,7 @@ def test_list_topics_groups_and_tree(service: KBService) -> None:
             "children": leaf,
         },
         {"category": "notes", "topic": None, "file_count": 1, "titles": ["seed list"], "children": leaf},
-        {"category": "stubs", "topic": None, "file_count": 1, "titles": [], "children": leaf},
+        {"category": "stubs", "topic": None, "file_count": 1, "titles": ["pumpkins"], "children": leaf},
     ]
 
 
@@ -563,7 +564,7 @@ def test_resource_listing_and_topic_read(service: KBService) -> None:
     assert "barrels" in read_resource(service, "kb://topic/deep-dive/water").text
     assert (
         read_resource(service, "kb://topic/stubs").text
-        == "# stubs\n\n- [stubs/pumpkins.md](kb://doc/stubs/pumpkins.md)\n"
+        == "# stubs\n\n- [pumpkins](kb://doc/stubs/pumpkins.md)\n"  # the file-name title
     )
     for bad in (
         "kb://topic/drafts",

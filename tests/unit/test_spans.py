@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grooveseek.search.query import compile_query
-from grooveseek.search.spans import MAX_CONTENT_BYTES, _merge, match_spans
+from grooveseek.search.spans import MAX_CONTENT_BYTES, _merge, match_spans, span_terms
 
 # A small alphabet so terms actually occur, mixed with multi-byte characters (2, 3 and 4 UTF-8
 # bytes) so byte offsets and character offsets diverge.
@@ -97,9 +97,30 @@ def test_absent_when_there_is_nothing_to_look_for():
     assert match_spans("some content", [""]) is None
 
 
-def test_a_non_ascii_term_omits_spans():
-    assert match_spans("café and rust", ["café", "rust"]) is None
-    assert match_spans("日本語 rust", ["日本語"]) is None
+def test_non_ascii_terms_get_utf8_byte_spans():
+    # Departs from R6.49 (docs/retrieval.md): Japanese queries get spans too, on character boundaries.
+    content = "café and rust"
+    spans = match_spans(content, ["café", "rust"])
+    assert [content.encode()[s:e].decode() for s, e in spans] == ["café", "rust"]
+    assert match_spans("日本語 rust", ["日本語"]) == ((0, 9),)
+
+
+def test_span_terms_drop_stopwords_short_latin_words_and_particles():
+    assert span_terms(["How", "do", "I", "keep", "the", "index", "fresh", "while", "JS"]) == [
+        "keep",
+        "index",
+        "fresh",
+    ]
+    assert span_terms(["配列の長さを取得する方法"]) == ["配列", "取得", "方法"]
+    assert span_terms(["the end"], phrases=True) == ["the end"]  # a quoted phrase is kept as written
+
+
+def test_pipeline_spans_skip_stopwords():
+    content = "the index stays fresh while you edit the notes"
+    spans = match_spans(
+        content, span_terms(["how", "do", "I", "keep", "the", "index", "fresh", "while", "I", "edit"])
+    )
+    assert [content.encode()[s:e].decode() for s, e in spans] == ["index", "fresh", "edit"]
 
 
 def test_non_ascii_content_with_ascii_terms_uses_byte_offsets():

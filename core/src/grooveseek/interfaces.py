@@ -108,6 +108,18 @@ class Embedder(ABC):
     def load(self) -> None:
         """Load the model now (so start-up pays the cost and reports failures early)."""
 
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """How many tokens the model reads from each text, special tokens ([CLS], [SEP]) excluded.
+
+        Chunkers size pieces with it (``ChunkSettings.count_tokens``). Optional: the default is
+        ``grooveseek.chunking.estimate_tokens`` (one token per 4 ASCII characters plus one per other
+        character), for embedders without a local tokenizer such as remote APIs. A plugin that has
+        its tokenizer overrides it; it may load the tokenizer, but must not download anything.
+        """
+        from .chunking import estimate_tokens
+
+        return estimate_tokens(texts)
+
     @abstractmethod
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         """Return an array of shape ``(len(texts), dimension)``, one row per text, in order."""

@@ -7,11 +7,26 @@ configuration.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from .errors import ParseError
 
 _BOM = b"\xef\xbb\xbf"
+# A heading attribute block holding only an id, as Pandoc, kramdown and VitePress write it.
+_ANCHOR = re.compile(r"\s*\{#([^\s{}]+)\}\s*$")
+
+
+def split_anchor(heading: str) -> tuple[str, str | None]:
+    """``"配列 {#array}"`` -> ``("配列", "array")``: a trailing ``{#id}`` removed from heading text.
+
+    The text is what people read and search for; the id is what a citation links to. A heading
+    that is nothing but an anchor keeps its text, so no heading becomes empty.
+    """
+    match = _ANCHOR.search(heading)
+    if match is None or match.start() == 0:
+        return heading, None
+    return heading[: match.start()].rstrip(), match.group(1)
 
 
 def decode_text(data: bytes) -> str:

@@ -6,7 +6,7 @@ the indexer stores them; search returns ``Hit`` values wrapped in a ``SearchResp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -31,6 +31,8 @@ class Section:
     end_line: int | None = None
     symbol_kind: str | None = None
     is_definition: bool = False
+    #: A heading's trailing ``{#anchor}`` id, removed from ``heading`` (docs/retrieval.md).
+    anchor: str | None = None
 
 
 @attrs.frozen
@@ -73,12 +75,21 @@ class ChunkSettings:
     """Inputs a chunker needs beyond the document (SPEC R3.25, R3.84, R1.16).
 
     ``title`` is the breadcrumb root: the document title, else the file-name title.
+    ``max_tokens`` is the piece budget (docs/retrieval.md, "Chunk size"): the embedder's
+    ``max_input_tokens`` unless ``[index].max_chunk_tokens`` overrides it; ``count_tokens`` counts
+    with the embedder's tokenizer (``chunking.estimate_tokens`` without one). ``markdown`` says the
+    small-section merge may write a ``## `` marker before a merged heading (R3.27); other formats get
+    the heading text alone.
     """
 
     exclude_headings: tuple[str, ...] = ()
     contextual: bool = False
     title: str = ""
     code_max_chunk_chars: int = 3500
+    max_tokens: int = 512
+    count_tokens: Callable[[Sequence[str]], list[int]] | None = attrs.field(default=None, eq=False)
+    markdown: bool = True
+    overlap_tokens: int = 0
 
 
 @attrs.frozen
@@ -96,6 +107,7 @@ class Chunk:
     end_line: int | None = None
     symbol_kind: str | None = None
     is_definition: bool = False
+    anchor: str | None = None
 
 
 @attrs.frozen
@@ -130,6 +142,13 @@ class IndexSummary:
         return out
 
 
+def round_score(score: float) -> float:
+    """A score at 4 significant digits (``0.016393442`` -> ``0.01639``); non-finite values unchanged."""
+    if score == 0 or score != score or score in (float("inf"), float("-inf")):
+        return score
+    return float(f"{score:.4g}")
+
+
 @attrs.frozen
 class Hit:
     """One search result (SPEC R6.53). Optional fields that are None are omitted on output."""
@@ -150,11 +169,21 @@ class Hit:
     symbol_kind: str | None = None
     uri: str | None = None
     explain: Mapping[str, object] | None = None  # only with --explain (design): per-leg ranks and scores
+    #: The heading's ``{#anchor}`` id, for a citation link (docs/retrieval.md).
+    anchor: str | None = None
+    #: ``path:line`` of the first line of ``content`` when ``content`` is a snippet (docs/mcp.md).
+    location: str | None = None
+    #: True when ``content`` is a bounded snippet of a longer chunk.
+    truncated: bool = False
 
     def as_dict(self) -> dict[str, object]:
-        """The wire shape, keys in R6.53 order, optional keys absent rather than null."""
+        """The wire shape, keys in R6.53 order, optional keys absent rather than null.
+
+        Scores are rounded to 4 significant digits: RRF scores differ in the third, and the
+        seventeen digits of a float64 are bytes an agent pays for and cannot use.
+        """
         out: dict[str, object] = {
-            "score": self.score,
+            "score": round_score(self.score),
             "path": self.path,
             "title": self.title,
             "heading": self.heading,
@@ -167,10 +196,12 @@ class Hit:
             out["match_spans"] = [{"start": s, "end": e} for s, e in self.match_spans]
         if self.expanded_from is not None:
             out["expanded_from"] = dict(self.expanded_from)
-        for key in ("start_line", "end_line", "symbol_kind", "uri"):
+        for key in ("start_line", "end_line", "symbol_kind", "anchor", "location", "uri"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.truncated:
+            out["truncated"] = True
         if self.explain is not None:
             out["explain"] = dict(self.explain)
         return out

@@ -246,8 +246,8 @@ class TestReadText:
         assert line_no == 3
         assert re.split(r"\r\n|\r|\n", doc.read_text)[line_no - 1] == "bad: a: b"
 
-    def test_markdown_chunks_carry_no_line_numbers(self) -> None:
-        # Line ranges are a source-code feature; Markdown chunks have none to misalign on CRLF.
+    def test_markdown_chunk_lines_count_crlf_as_one_line(self) -> None:
+        # A CRLF is one line end, as the normalised text counts it: line 2 is the paragraph.
         doc, _ = parse(b"## A\r\nThis paragraph is comfortably longer than fifty UTF-8 bytes.\r\n## B\r\nx")
         chunks = SectionsChunker().chunk(doc, ChunkSettings())
-        assert chunks and all(c.start_line is None and c.end_line is None for c in chunks)
+        assert [(c.start_line, c.end_line) for c in chunks] == [(2, 4)]

@@ -45,11 +45,16 @@ def pair(tmp_path_factory, _server):
     root = tmp_path_factory.mktemp("parity")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GROOVE_CONFIG_HOME", str(root / "config-home"))
-        local = _index(root / "local", 'kb_path = "kb"\nmodel = "minilm-l6-int8"\n')
+        # Chunks are sized to each embedder's window with its own token counter (docs/retrieval.md,
+        # "Chunk size"): the endpoint declares 512 and estimates, minilm reads 256 with its tokenizer.
+        # A budget above the corpus's longest section gives both the same chunks, so only the
+        # transport differs, which is what this module compares.
+        same_chunks = "[index]\nmax_chunk_tokens = 32768\n"
+        local = _index(root / "local", f'kb_path = "kb"\nmodel = "minilm-l6-int8"\n{same_chunks}')
         remote = _index(
             root / "http",
-            f'kb_path = "kb"\n[embedding]\nprovider = "openai-compatible"\nendpoint = "{_server.url}"\n'
-            'model = "minilm"\ndimension = 384\n',
+            f'kb_path = "kb"\n{same_chunks}[embedding]\nprovider = "openai-compatible"\n'
+            f'endpoint = "{_server.url}"\nmodel = "minilm"\ndimension = 384\n',
         )
         yield local, remote
 

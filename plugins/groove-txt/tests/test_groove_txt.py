@@ -26,7 +26,7 @@ class TestPlugin:
             "text",
             "text/plain",
             "whole",
-            "1",
+            "2",
         )
 
     def test_hook_registers_one_text_parser(self) -> None:

@@ -4,8 +4,10 @@ They turn a parser's raw sections into chunks: ``sections`` applies ``exclude_he
 breadcrumb context (R3.84), the small-section merge (R3.27) and numbering (R3.28); ``whole`` makes
 one chunk of the whole text (R3.30); ``pages`` makes one chunk per section with no merging (PDF
 pages, sheets, slides); ``code`` makes one chunk per section of the code parser, which has already
-split the file by definition (§3.11). Quality scores are not computed here: the indexer calls
-``quality``.
+split the file by definition (§3.11). ``sections``, ``whole`` and ``pages`` then cut every chunk over
+the token budget into pieces with ``chunking.split_to_budget``; each piece keeps its chunk's heading,
+level, anchor and context (docs/retrieval.md, "Chunk size"). Quality scores are not computed here:
+the indexer calls ``quality``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
+from ..chunking import estimate_tokens, split_to_budget
 from ..config.model import GrooveConfig
 from ..hookspecs import hookimpl
 from ..interfaces import Chunker
@@ -22,6 +25,10 @@ from ..types import Chunk, ChunkSettings, ParsedDocument, Section
 MERGE_BELOW_BYTES = 50
 BREADCRUMB_MAX_CHARS = 200
 BREADCRUMB_SEPARATOR = " > "
+# [CLS] and [SEP] (or <s> and </s>): every model in use spends two tokens of its window on them.
+SPECIAL_TOKENS = 2
+# The least a piece may hold, however long the breadcrumb: a budget eaten by context is a bug there.
+MIN_PIECE_TOKENS = 32
 
 
 def token_count(content: str) -> int:
@@ -91,18 +98,63 @@ def _chunk_from(section: Section, index: int, content: str, context: str) -> Chu
         end_line=section.end_line,
         symbol_kind=section.symbol_kind,
         is_definition=section.is_definition,
+        anchor=section.anchor,
     )
 
 
-def merge_piece(heading: str | None, content: str) -> str:
+def piece_budget(settings: ChunkSettings, context: str) -> int:
+    """Content tokens per piece: the window less the special tokens and the prepended context (R3.85)."""
+    count = settings.count_tokens or estimate_tokens
+    used = SPECIAL_TOKENS + (count([context + "\n\n"])[0] if context else 0)
+    return max(MIN_PIECE_TOKENS, settings.max_tokens - used)
+
+
+def split_chunks(chunks: Sequence[Chunk], settings: ChunkSettings) -> list[Chunk]:
+    """Cut every chunk over the budget into pieces that keep its heading, anchor, level and context.
+
+    Pieces are renumbered in order. A chunk's first line (when known) locates each piece's lines;
+    the last piece keeps the chunk's own ``end_line``, so a merged chunk never claims past its end.
+    """
+    count = settings.count_tokens or estimate_tokens
+    out: list[Chunk] = []
+    for chunk in chunks:
+        pieces = split_to_budget(
+            chunk.content,
+            piece_budget(settings, chunk.context),
+            count,
+            first_line=chunk.start_line,
+            overlap=settings.overlap_tokens,
+        )
+        if len(pieces) <= 1:
+            out.append(attrs.evolve(chunk, chunk_index=len(out)))
+            continue
+        for n, piece in enumerate(pieces):
+            last = n == len(pieces) - 1
+            out.append(
+                attrs.evolve(
+                    chunk,
+                    chunk_index=len(out),
+                    content=piece.text,
+                    token_count=token_count(piece.text),
+                    start_line=piece.start_line,
+                    end_line=chunk.end_line if last and chunk.end_line is not None else piece.end_line,
+                )
+            )
+    return out
+
+
+def merge_piece(heading: str | None, content: str, *, markdown: bool = True) -> str:
     """R3.27: the text a small section contributes: ``## <heading>`` then ``\\n\\n<content>``.
 
     Always ``##``, even for a level-3 heading. A section without a heading contributes its
     content alone (upstream's behaviour; a heading-less section is only ever first in Markdown).
+    For a format that is not Markdown (``markdown=False``) the heading text stands alone, with no
+    Markdown marker written into its chunk.
     """
     if heading is None:
         return content
-    return f"## {heading}\n\n{content}" if content else f"## {heading}"
+    head = f"## {heading}" if markdown else heading
+    return f"{head}\n\n{content}" if content else head
 
 
 def _append(previous: str, piece: str) -> str:
@@ -135,17 +187,20 @@ class SectionsChunker(Chunker):
             content = section.text.strip()
             if pending and len(content.encode("utf-8")) < MERGE_BELOW_BYTES:
                 last = pending[-1]
-                last.content = _append(last.content, merge_piece(section.heading, content))
+                last.content = _append(
+                    last.content, merge_piece(section.heading, content, markdown=settings.markdown)
+                )
                 if last.end_line is not None and section.end_line is not None:
                     last.end_line = section.end_line
                 continue
             pending.append(
                 _Pending(section, content, _context_for(section, crumb, settings), section.end_line)
             )
-        return [
+        merged = [
             attrs.evolve(_chunk_from(p.first, i, p.content, p.context), end_line=p.end_line)
             for i, p in enumerate(pending)
         ]
+        return split_chunks(merged, settings)
 
 
 class WholeChunker(Chunker):
@@ -160,16 +215,20 @@ class WholeChunker(Chunker):
         if not content:
             return []
         context = breadcrumb(settings.title, (), None) if settings.contextual else ""
-        return [
-            Chunk(
-                chunk_index=0,
-                heading=None,
-                level=None,
-                content=content,
-                token_count=token_count(content),
-                context=context,
-            )
-        ]
+        # Line numbers only when one section holds the text: joined sections lose their lines.
+        lined = [s for s in doc.sections if s.text.strip()]
+        one = lined[0] if len(lined) == 1 else None
+        whole = Chunk(
+            chunk_index=0,
+            heading=None,
+            level=None,
+            content=content,
+            token_count=token_count(content),
+            context=context,
+            start_line=one.start_line if one else None,
+            end_line=one.end_line if one else None,
+        )
+        return split_chunks([whole], settings)
 
 
 class PagesChunker(Chunker):
@@ -189,7 +248,7 @@ class PagesChunker(Chunker):
                 chunks.append(
                     _chunk_from(section, len(chunks), content, _context_for(section, crumb, settings))
                 )
-        return chunks
+        return split_chunks(chunks, settings)
 
 
 class CodeChunker(Chunker):

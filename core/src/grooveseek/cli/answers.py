@@ -87,7 +87,7 @@ def search_output(
     response = run(request)
     if p["fmt"] == "json":
         return dump_json(response.as_dict())
-    return render_text(response, request.min_confidence_ratio)
+    return render_text(response, request.min_confidence_ratio, full=p["full"])
 
 
 def graph_output(cfg: GrooveConfig, p: Mapping[str, Any], store: IndexStore) -> str:

@@ -38,11 +38,19 @@ def _explain_lines(explain: Mapping[str, Any]) -> list[str]:
     return [line]
 
 
-def render_text(response: SearchResponse, ratio: float) -> str:
-    """R8.15: optional low-confidence line, then one block per hit separated by ``\\n---\\n``."""
+def render_text(response: SearchResponse, ratio: float, *, full: bool = False) -> str:
+    """R8.15: optional low-confidence line, then one block per hit separated by ``\\n---\\n``.
+
+    Each block ends with a bounded snippet around the best match, its second line giving
+    ``path:line`` of the snippet's first line (docs/cli.md); ``full`` prints the whole chunk instead.
+    """
+    from ..search.snippet import compact_hit
+
     blocks = []
     for hit in response.results:
-        lines = [f"# {hit.title or '(no title)'}", f"{hit.path}#{hit.heading}" if hit.heading else hit.path]
+        shown_hit = hit if full else compact_hit(hit)
+        where = shown_hit.location or (f"{hit.path}:{hit.start_line}" if hit.start_line else hit.path)
+        lines = [f"# {hit.title or '(no title)'}", f"{where}  #{hit.heading}" if hit.heading else where]
         lines.append(f"score: {hit.score:.4f}")
         if hit.tags:
             lines.append(f"tags: {', '.join(hit.tags)}")
@@ -54,9 +62,13 @@ def render_text(response: SearchResponse, ratio: float) -> str:
             lines.append("match_spans: " + ", ".join(f'"{t}"' for t in shown))
         if hit.explain is not None:
             lines += _explain_lines(dict(hit.explain))
-        lines += ["", hit.content]
+        lines += ["", shown_hit.content]
         blocks.append("\n".join(lines))
-    head = f"[low_confidence: top1 / mean ratio < {ratio}]\n" if response.low_confidence else ""
+    head = (
+        "[low_confidence: the top hit holds at most half of the query's words]\n"
+        if response.low_confidence
+        else ""
+    )
     return head + "\n---\n".join(blocks)
 
 
@@ -97,13 +109,20 @@ def _check_fields(values: tuple[str, ...], flag: str) -> None:
 @click.option(
     "--field-not", "fields_not", multiple=True, metavar="KEY=VALUE", help="Exclude by declared field."
 )
-@click.option("--min-confidence-ratio", type=float, help="low_confidence ratio (finite, >= 0; 0 disables).")
+@click.option(
+    "--min-confidence-ratio",
+    type=float,
+    help="0 turns low_confidence off (finite, >= 0; other values no longer change it).",
+)
 @click.option("--mmr", type=BOOL, help="MMR re-selection on or off for this query.")
 @click.option("--mmr-lambda", type=float, help="MMR relevance weight in [0, 1].")
 @click.option("--mmr-same-doc-penalty", type=float, help="MMR same-document penalty in [0, 1].")
 @click.option("--parent-retriever", type=BOOL, help="Parent retriever on or off for this query.")
 @click.option(
     "--explain", is_flag=True, help="Show each hit's per-leg ranks and scores, the fusion and the reranker."
+)
+@click.option(
+    "--full", is_flag=True, help="--format text: print each hit's whole chunk instead of a snippet."
 )
 @format_option(("json", "text"), "json")
 @click.pass_context
@@ -132,6 +151,7 @@ def search_command(
     mmr_same_doc_penalty: float | None,
     parent_retriever: bool | None,
     explain: bool,
+    full: bool,
     fmt: str,
 ) -> None:
     """Hybrid (vector + full-text) search. A query starting with '-' needs '--' first."""

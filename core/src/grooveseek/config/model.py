@@ -53,6 +53,8 @@ class IndexConfig:
     max_text_file_size: int = MIB50
     max_decompressed_size: int = MIB50
     path: str | None = None  # None = .groove.db beside kb_path (R0.6); absolute once loaded
+    # None: the embedder's max_input_tokens (docs/retrieval.md, "Chunk size"). Trusted configs only.
+    max_chunk_tokens: int | None = None
 
 
 @attrs.frozen

@@ -234,6 +234,9 @@ def _restrict_eval_and_index(
         # --force) an index file.
         changes["path"] = None
         out.append(ctx.warn("[index].path is ignored and .groove.db beside kb_path applies"))
+    if "max_chunk_tokens" in raw_index:  # a chunk size is a cost and quality decision: trusted only
+        changes["max_chunk_tokens"] = None
+        out.append(ctx.warn("[index].max_chunk_tokens is ignored and the embedding model's window applies"))
     return attrs.evolve(cfg, index=attrs.evolve(cfg.index, **changes)) if changes else cfg
 
 

@@ -393,6 +393,11 @@ def _check_embedding(cfg: GrooveConfig, raw: dict[str, Any], f: Findings) -> Non
     _check_embedding_numbers(emb, f)
 
 
+# Below 64 tokens a piece is a phrase, not a passage; above 32k no embedder in use reads it.
+MIN_CHUNK_TOKENS = 64
+MAX_CHUNK_TOKENS = 32_768
+
+
 def check_values(parsed: ParsedFile, home: Path) -> tuple[GrooveConfig, list[str]]:
     """Apply every value rule of §1.3 to a structured file.
 
@@ -418,6 +423,12 @@ def check_values(parsed: ParsedFile, home: Path) -> tuple[GrooveConfig, list[str
     _check_embedding(cfg, parsed.raw, f)
     _check_reranker_table(cfg, f)
     _check_empty_ids(cfg, f)
+    tokens = cfg.index.max_chunk_tokens
+    if tokens is not None and not MIN_CHUNK_TOKENS <= tokens <= MAX_CHUNK_TOKENS:
+        f.errors.append(
+            f"[index].max_chunk_tokens must be in {MIN_CHUNK_TOKENS}..={MAX_CHUNK_TOKENS}, got {tokens}; "
+            "remove the key to size chunks to the embedding model's window"
+        )
     if f.errors:
         causes = f.errors + f.parser_errors
         raise ConfigError(f"{parsed.path}: invalid config\n" + "\n".join(causes))

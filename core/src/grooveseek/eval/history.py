@@ -36,6 +36,10 @@ __all__ = [
 HISTORY_FILE = ".groove-eval-history.json"
 HISTORY_CAP = 64 * 1_048_576
 _METRICS = ("recall_at_k", "mrr", "ndcg_at_k")
+# Metrics are means of fractions: on 20 queries one query moves recall by exactly 0.05, and
+# 0.40 - 0.35 is 0.05000000000000004 in floating point. A drop equal to the threshold is no
+# regression (R10.17 says "more than"), so rounding noise must not make it one.
+_EPSILON = 1e-9
 
 
 def load_history(path: Path, warn: Callable[[str], None]) -> list[dict[str, Any]]:
@@ -154,6 +158,6 @@ def regressed(
         if name in before
         and math.isfinite(value)
         and math.isfinite(before[name])
-        and before[name] - value > threshold
+        and before[name] - value > threshold + _EPSILON
     ]
     return match, dropped

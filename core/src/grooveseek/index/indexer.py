@@ -38,6 +38,9 @@ from .report import Reporter
 from .writing import Prepared, Writer
 
 EMBED_BATCH_CHUNKS = 64
+# Tokens a piece repeats from the end of the previous one when a section is split. 0: measured no
+# better on the bench golden sets (docs/retrieval.md, "Chunk size"); bench/run_bench.py --overlap.
+CHUNK_OVERLAP_TOKENS = 0
 
 
 def walk_policy(config: GrooveConfig, registry: Registry, ignore: IgnoreRules | None) -> WalkPolicy:
@@ -306,6 +309,13 @@ class Indexer:
                 f"[parsers.code].max_chunk_chars changed ({recorded} -> {configured}); "
                 "existing source files keep their chunks until groove index --force"
             )
+        recorded = self.store.meta("chunk_token_budget")
+        configured = str(self._chunk_tokens())
+        if recorded is not None and recorded != configured:
+            self.reporter.warn(
+                f"chunk size changed ({recorded} -> {configured} tokens); "
+                "existing documents keep their chunks until groove index --force"
+            )
 
     def _stale_parsers(self, stored: dict[str, StoredDoc], hashes: dict[str, str]) -> set[str]:
         """Parsers whose policy_version changed since the last completed run (R4.38)."""
@@ -386,6 +396,10 @@ class Indexer:
             contextual=self.contextual,
             title=doc.title or filename_title(rel),
             code_max_chunk_chars=self.config.parsers.code.max_chunk_chars,
+            max_tokens=self._chunk_tokens(),
+            count_tokens=self.embedder.count_tokens,
+            markdown=parser.media_type == "text/markdown",
+            overlap_tokens=CHUNK_OVERLAP_TOKENS,
         )
         chunks = self.registry.chunkers[parser.chunker].chunk(doc, settings)
         binary = parser.kind == "binary"
@@ -393,6 +407,11 @@ class Indexer:
             attrs.evolve(c, quality_score=quality_score(c.content, exempt=binary or c.is_definition))
             for c in chunks
         )
+
+    def _chunk_tokens(self) -> int:
+        """The piece budget: a trusted ``[index].max_chunk_tokens``, else the embedder's window."""
+        configured = self.config.index.max_chunk_tokens
+        return configured if configured is not None else int(self.embedder.max_input_tokens)
 
     def _record(
         self, rel: str, parser: Parser, doc: ParsedDocument, digest: str, size: int
@@ -402,11 +421,16 @@ class Indexer:
         # R3.21: unparsed frontmatter leaves the topic empty, the path's included; counting it as
         # the frontmatter's choice keeps a rename from filling in the path topic later (R4.22).
         unparsed = doc.frontmatter_unparsed is not None
+        # Every document has a title: a parser that found none gets the file-name title, which a
+        # rename then refreshes (R3.11 as changed in docs/retrieval.md, R4.22).
+        title = doc.title or filename_title(rel) or None
         return DocumentRecord(
             path=rel,
             parser_id=parser.id,
-            title=doc.title,
-            title_from_filename=doc.title is not None and not from_fm and doc.title == filename_title(rel),
+            title=title,
+            title_from_filename=title is not None
+            and not from_fm
+            and (doc.title is None or title == filename_title(rel)),
             topic=None if unparsed else doc.topic if doc.topic is not None else path_topic,
             topic_from_frontmatter=unparsed or doc.topic is not None,
             category=category,
@@ -482,6 +506,7 @@ class Indexer:
         meta["code_chunk_budget"] = self.store.meta("code_chunk_budget") or str(
             self.config.parsers.code.max_chunk_chars
         )
+        meta["chunk_token_budget"] = self.store.meta("chunk_token_budget") or str(self._chunk_tokens())
         if not self._fields_unsettled:  # R4.39: recorded once the run completes
             meta["declared_fields"] = json.dumps(list(self.schema.declared), ensure_ascii=False)
         self.store.finish_run(meta, unsettled)

@@ -16,7 +16,8 @@ import attrs
 CITATION_RULES = """\
 Citation rules:
 - Cite the `path` of every document you use.
-- Read a document with `get_document` before relying on it or mentioning it; a search hit is only an excerpt.
+- Read a document with `get_document` before relying on it or mentioning it; a search hit is only an excerpt \
+(pass `from_line`/`to_line` around the hit's `location` to read just that part).
 - When a search answers with `low_confidence: true`, say that the knowledge base may not cover the \
 question instead of answering through it.
 - When the knowledge base is silent on something, say so; do not fill the gap from general knowledge."""
@@ -75,8 +76,9 @@ def _whats_new(args: Mapping[str, str], today: dt.date) -> str:
     return f"""\
 Survey what is new in the knowledge base since {since}.
 
-1. Run several `search` calls with different queries, each with `date_from: "{since}"` and a high \
-`limit` (50 or more); make at least one pass with `include_low_quality: true` so short notes are not missed.
+1. Run several `search` calls with different queries, each with `date_from: "{since}"` and a `limit` of \
+about 15 (each hit is a short snippet; search again with new words rather than raising the limit); make at \
+least one pass with `include_low_quality: true` so short notes are not missed.
 2. Group what you find by topic and category (see `list_topics`).
 3. Read each document you report with `get_document`.
 4. Present the survey as approximate, and say why: `date_from` filters the frontmatter `date` that an \

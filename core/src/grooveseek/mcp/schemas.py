@@ -152,6 +152,9 @@ _QUERY_SYNTAX = (
     'both legs; "exact phrase" is one verbatim phrase. At most 1024 bytes.'
 )
 
+#: The search tool's ``content`` values: a bounded snippet (default) or the whole chunk.
+CONTENT_MODES = ("snippet", "full")
+
 SEARCH = ToolSpec(
     name="search",
     title="Search the knowledge base",
@@ -160,8 +163,10 @@ SEARCH = ToolSpec(
         "a cross-encoder, diversified with MMR and widened by the parent retriever) over the knowledge base. "
         "Returns {results, low_confidence, filter_applied}. Each hit has score, path, title, heading, topic, "
         "date, tags and content, plus match_spans (byte offsets into content), expanded_from, start_line/"
-        "end_line/symbol_kind (source files) and uri (kb://doc/...) when they apply. When low_confidence is "
-        "true the knowledge base may not cover the question. Read a whole document with get_document."
+        "end_line (the chunk's lines), symbol_kind, anchor (the heading's {#id}), location (path:line where "
+        "content starts), truncated and uri (kb://doc/...) when they apply. content is a short snippet "
+        'around the best match unless content: "full" is passed; read around a hit with get_document '
+        "from_line/to_line. When low_confidence is true the knowledge base may not cover the question."
     ),
     params=(
         Param("query", "string", f"What to search for. {_QUERY_SYNTAX}", required=True),
@@ -216,8 +221,8 @@ SEARCH = ToolSpec(
         Param(
             "min_confidence_ratio",
             "number",
-            "low_confidence is set when top score / mean score is below "
-            "this (default: the server's [search].min_confidence_ratio; 0 disables).",
+            "0 turns low_confidence off; any other value leaves it on (it is set when the top hit "
+            "holds at most half of the query's words).",
         ),
         Param("mmr", "boolean", "Maximal Marginal Relevance re-selection (default: the server's config)."),
         Param("mmr_lambda", "number", "MMR relevance weight in [0, 1]."),
@@ -226,6 +231,14 @@ SEARCH = ToolSpec(
         ),
         Param(
             "parent_retriever", "boolean", "Widen short hits to neighbouring chunks or the whole document."
+        ),
+        Param(
+            "content",
+            "string",
+            'What each hit\'s content holds: "snippet" (a bounded excerpt around the best match) or '
+            '"full" (the whole chunk).',
+            default="snippet",
+            enum=CONTENT_MODES,
         ),
     ),
 )
@@ -246,11 +259,15 @@ GET_DOCUMENT = ToolSpec(
     title="Read a document",
     description=(
         "The full text and metadata of one document: {path, title, date, topic, tags, content, truncated}. "
+        "With from_line and/or to_line only those lines (1-based, inclusive) come back, with from_line, "
+        "to_line and total_lines: read around a search hit's location without pulling the whole file. "
         "The path must be spelled exactly as search returns it: relative to the knowledge base, '/'-"
         "separated, no './' or '..'."
     ),
     params=(
         Param("path", "string", 'KB-relative path, for example "deep-dive/mcp/overview.md".', required=True),
+        Param("from_line", "integer", "First line to return (1-based; default 1)."),
+        Param("to_line", "integer", "Last line to return, inclusive (default: the last line)."),
     ),
 )
 
@@ -314,7 +331,7 @@ GET_CONNECTION_GRAPH = ToolSpec(
         Param("category", "string", "Only neighbours in this category."),
         Param("topic", "string", "Only neighbours with this topic."),
         Param("exclude_paths", "string[]", "Documents never to accept as neighbours (at most 64)."),
-        Param("max_nodes", "integer", "Node budget, 1..2000.", default=100),
+        Param("max_nodes", "integer", "Node budget, 1..2000 (seeds included).", default=30),
         Param(
             "max_seed_chunks",
             "integer",

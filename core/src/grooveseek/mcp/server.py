@@ -37,9 +37,10 @@ SERVER_NAME = "grooveseek"
 RESOURCE_NOT_FOUND = -32002  # R7.33: the MCP "resource not found" code of the 2025 protocol revisions
 
 INSTRUCTIONS = (
-    "GrooveSeek searches a local knowledge base. Start with `search` (hybrid vector + full-text); read a "
-    "document in full with `get_document` before relying on it, using the `path` exactly as search returns "
-    "it; use `list_topics` to see the categories and topics that `search` can filter on, and "
+    "GrooveSeek searches a local knowledge base. Start with `search` (hybrid vector + full-text; each hit "
+    "is a snippet with a `location` path:line); read the document with `get_document` before relying on "
+    "it, using the `path` exactly as search returns it (`from_line`/`to_line` read just the lines around a "
+    "hit); use `list_topics` to see the categories and topics that `search` can filter on, and "
     "`get_connection_graph` to find related documents a query's words did not reach. Every tool answers "
     'JSON; a refusal arrives as {"error": "..."} with isError set. Cite the path of every document you '
     "use, and say so when `low_confidence` is true or the knowledge base is silent."
@@ -66,8 +67,12 @@ def core_version() -> str:
 
 
 def dump(value: Any) -> str:
-    """R6.55: pretty-printed with 2-space indentation, non-ASCII unescaped."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    """Compact JSON, non-ASCII unescaped (docs/mcp.md, "Answers"; replaces R6.55's indentation on MCP).
+
+    An agent pays for every byte of a tool result in context; indentation was a third of a search
+    answer. The CLI keeps pretty-printing for people.
+    """
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _tool(spec: ToolSpec) -> types.Tool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -19,17 +20,25 @@ from ..errors import GrooveError, IndexMissing, ModelError, RerankError, SearchE
 from ..names import is_addressable
 from ..search.filters import quality_threshold, validate_filters
 from ..search.request import resolve_request
+from ..search.snippet import compact_hit
 from ..service import KBService, RebuildRunning
 from ..store.interface import IndexStore
 from ..store.serving import ServingRow
-from ..text import category_topic, effective_tags
-from ..types import SearchFilters, SearchResponse
+from ..text import category_topic, effective_tags, filename_title
+from ..types import SearchFilters, SearchResponse, round_score
 from .docread import DocumentRefused, read_document
 from .resources import ServableRules, doc_uri
+from .schemas import CONTENT_MODES
 
 log = logging.getLogger("grooveseek.mcp")
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 Json = dict[str, Any]
+
+# A default graph call stays under 16 KB (bench/response_size.py): 30 nodes of ~100-character snippets.
+# The CLI keeps R6.64's 100 nodes and R6.63's 200 characters, for people who read the tree.
+MCP_GRAPH_MAX_NODES = 30
+MCP_GRAPH_SNIPPET_CHARS = 100
 
 BEST_PRACTICE_NOT_CONFIGURED = (
     "get_best_practice is not configured. Add [best_practice].path_templates to groove.toml (for example: "
@@ -140,12 +149,16 @@ def uri_step(service: KBService) -> Callable[[IndexStore, SearchResponse], Searc
     return step
 
 
-def search(service: KBService, query: str, **args: Any) -> Json:
+def search(service: KBService, query: str, content: str | None = None, **args: Any) -> Json:
     """The ``search`` tool (R7.6-R7.8): every parameter through ``resolve_request``, ``uri`` on hits.
 
     ``args`` are the optional parameters of ``SearchArgs``; an unknown name is a ``TypeError``.
+    ``content`` picks a bounded snippet per hit (default) or the whole chunk (``"full"``).
     """
     app = service.app
+    mode = content if content is not None else "snippet"
+    if mode not in CONTENT_MODES:
+        return _error(f'search: content must be "snippet" or "full", got "{mode}"')
     a = SearchArgs(**args)
     try:
         request = resolve_request(
@@ -176,6 +189,8 @@ def search(service: KBService, query: str, **args: Any) -> Json:
     except Exception as exc:  # never a traceback to the client (R7.3)
         log.exception("search failed")
         return _search_failed(f"{type(exc).__name__}: {exc}")
+    if mode == "snippet":
+        response = attrs.evolve(response, results=tuple(compact_hit(hit) for hit in response.results))
     return response.as_dict()
 
 
@@ -237,24 +252,53 @@ def list_topics(service: KBService) -> list[Json] | Json:
 
 
 # -- get_document ------------------------------------------------------------------------------------
-def get_document(service: KBService, path: str) -> Json:
+def get_document(
+    service: KBService, path: str, from_line: int | None = None, to_line: int | None = None
+) -> Json:
     """The ``get_document`` tool (R7.12-R7.16): any file of an active extension under the KB, by its
-    one spelling, indexed or not (R7.13, R12.3); metadata from the parser's read-side parse."""
+    one spelling, indexed or not (R7.13, R12.3); metadata from the parser's read-side parse.
+
+    ``from_line`` / ``to_line`` (1-based, inclusive) return only those lines of the text, so an agent
+    reads around a search hit's ``location`` instead of the whole file (docs/mcp.md).
+    """
     app = service.app
+    if (from_line is not None and from_line < 1) or (to_line is not None and to_line < 1):
+        return _error("get_document: from_line and to_line count from 1")
+    if from_line is not None and to_line is not None and to_line < from_line:
+        return _error(f"get_document: to_line ({to_line}) is before from_line ({from_line})")
     try:
         read = read_document(app.kb, app.registry, path, config=app.config)
     except DocumentRefused as exc:
         return _error(str(exc))
     doc = read.doc
     _, path_topic = category_topic(path)
-    return {
+    out = {
         "path": path,
-        "title": doc.title,
+        "title": doc.title or filename_title(path) or None,  # as the indexer records it
         "date": doc.date,
         "topic": doc.topic if doc.topic is not None else path_topic,
         "tags": list(effective_tags(doc.tags, doc.system_tags)),
         "content": read.text,
         "truncated": read.truncated,
+    }
+    if from_line is None and to_line is None:
+        return out
+    return {**out, **line_range(read.text, from_line or 1, to_line)}
+
+
+def line_range(text: str, first: int, last: int | None) -> Json:
+    """Lines ``first..last`` of ``text`` (1-based, inclusive, clamped to the text) with their bounds.
+
+    Lines end at LF, CRLF or a lone CR, as the indexer counts them (R3.17), and keep their endings.
+    """
+    lines = _LINES.findall(text)
+    total = len(lines)
+    last = total if last is None else min(last, total)
+    return {
+        "content": "".join(lines[first - 1 : last]),
+        "from_line": first,
+        "to_line": max(last, first - 1),
+        "total_lines": total,
     }
 
 
@@ -335,8 +379,10 @@ def get_connection_graph(service: KBService, start: str, **args: Any) -> Json:
     document without chunks; every refusal gets the tool's prefix (R7.26)."""
     from ..search.graph import GraphParams, connection_graph
 
+    given = {key: value for key, value in args.items() if value is not None}
+    given.setdefault("max_nodes", MCP_GRAPH_MAX_NODES)
     try:
-        params = GraphParams(start=start, **{key: value for key, value in args.items() if value is not None})
+        params = GraphParams(start=start, **given)
         threshold = service.app.config.quality_filter.effective_threshold
         with service.reader() as store:
             result = connection_graph(store, params, min_quality=threshold)
@@ -345,4 +391,16 @@ def get_connection_graph(service: KBService, start: str, **args: Any) -> Json:
     except Exception as exc:
         log.exception("get_connection_graph failed")
         return _error(f"get_connection_graph failed: {type(exc).__name__}: {exc}")
-    return result.as_dict()
+    return compact_graph(result.as_dict())
+
+
+def compact_graph(answer: Json) -> Json:
+    """The MCP graph answer with scores at 4 significant digits and snippets of
+    ``MCP_GRAPH_SNIPPET_CHARS`` (docs/mcp.md, "Answers"): a node is a pointer, its text is one
+    ``get_document`` call away."""
+    for node in answer["nodes"]:
+        node["score"] = round_score(node["score"])
+        snippet = node["snippet"].removesuffix("…")
+        if len(snippet) > MCP_GRAPH_SNIPPET_CHARS:
+            node["snippet"] = snippet[:MCP_GRAPH_SNIPPET_CHARS].rstrip() + "…"
+    return answer

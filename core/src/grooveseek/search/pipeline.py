@@ -14,15 +14,16 @@ from ..interfaces import Embedder, Reranker
 from ..store.interface import IndexStore
 from ..store.records import HitRow
 from ..types import Hit, SearchResponse
+from .confidence import low_confidence
 from .filters import require_declared_fields, validate_filters
-from .fusion import low_confidence, rrf
+from .fusion import rrf
 from .legs import LegResult, cjk_leg, excluded_ids, fts_leg, vector_leg
 from .mmr import mmr_select
 from .parent import expand
 from .query import CompiledQuery, compile_query
 from .request import SearchRequest
 from .rerank import rerank
-from .spans import match_spans
+from .spans import match_spans, span_terms
 
 
 def pool_sizes(limit: int, *, mmr: bool, rerank: bool) -> tuple[int, int]:
@@ -49,6 +50,7 @@ def _hit(row: HitRow, score: float) -> Hit:
         start_line=row.start_line,
         end_line=row.end_line,
         symbol_kind=row.symbol_kind,
+        anchor=row.anchor,
     )
 
 
@@ -110,9 +112,16 @@ def run_search(
     if req.mmr is not None:
         pool = mmr_select(store, pool, req.mmr, req.limit)
     pool = pool[: req.limit]
-    flag = low_confidence([score for _, score in pool], req.min_confidence_ratio)
-    # R6.49: the positive FTS phrases (a quoted phrase is one term), else the positive text's words.
-    terms = compiled.positive or tuple(compiled.positive_text.split())
+    # R6.49: the positive FTS phrases (a quoted phrase is one term), else the positive text's words,
+    # less the stopwords and particles that would highlight every hit (span_terms).
+    terms = (
+        span_terms(compiled.positive, phrases=True)
+        if compiled.positive
+        else span_terms(compiled.positive_text.split())
+    )
+    top = pool[0][0] if pool else None
+    top_text = f"{top.title or ''}\n{top.heading or ''}\n{top.content}" if top else None
+    flag = low_confidence(terms, top_text, req.min_confidence_ratio)
     hits = []
     for row, score in pool:
         hit = _hit(row, score)

@@ -92,8 +92,8 @@ class DocumentWrites:
             for chunk, vector in zip(chunks, vectors, strict=True):
                 self.conn.execute(
                     "insert into chunks(document_id, chunk_index, heading, level, content, context, "
-                    "token_count, quality_score, start_line, end_line, symbol_kind) "
-                    "values (?,?,?,?,?,?,?,?,?,?,?)",
+                    "token_count, quality_score, start_line, end_line, symbol_kind, anchor) "
+                    "values (?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         doc_id,
                         chunk.chunk_index,
@@ -106,6 +106,7 @@ class DocumentWrites:
                         chunk.start_line,
                         chunk.end_line,
                         chunk.symbol_kind,
+                        chunk.anchor,
                     ),
                 )
                 chunk_id = self.conn.last_insert_rowid()

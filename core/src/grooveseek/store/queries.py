@@ -151,7 +151,7 @@ class Queries:
             return {}
         rows = self.conn.execute(
             "select c.id, d.path, d.title, c.heading, d.topic, d.date, d.tags, c.content, c.context, "
-            "c.token_count, c.chunk_index, c.level, c.start_line, c.end_line, c.symbol_kind "
+            "c.token_count, c.chunk_index, c.level, c.start_line, c.end_line, c.symbol_kind, c.anchor "
             f"from chunks c join documents d on d.id = c.document_id where c.id in ({marks(len(ids))})",
             tuple(ids),
         )

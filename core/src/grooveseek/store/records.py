@@ -62,6 +62,7 @@ class HitRow:
     start_line: int | None
     end_line: int | None
     symbol_kind: str | None
+    anchor: str | None = None
 
 
 def _now() -> str:

@@ -65,10 +65,21 @@ def _m003_vector_generation(conn: apsw.Connection) -> None:
     )
 
 
+def _m004_chunk_anchor(conn: apsw.Connection) -> None:
+    """A heading's ``{#anchor}`` id, kept apart from the heading text (docs/retrieval.md).
+
+    Existing rows keep null until their parser's policy pass re-reads them (R4.38).
+    """
+    columns = {row[1] for row in conn.execute("pragma table_info(chunks)")}
+    if "anchor" not in columns:
+        conn.execute("alter table chunks add column anchor text")
+
+
 MIGRATIONS: tuple[Callable[[apsw.Connection], None], ...] = (
     _m001_initial,
     _m002_cjk_bigrams,
     _m003_vector_generation,
+    _m004_chunk_anchor,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -56,11 +56,13 @@ class FastEmbedEmbedder(Embedder):
         self.identity = spec.id  # R5.3: the bare model id
         self.dimension = spec.dimension
         self.batch_size = spec.batch_size
+        self.max_input_tokens = spec.max_input_tokens
         self._config_cache_dir = cache_dir
         self._env = env  # None: read os.environ when the model is loaded
         self._threads = threads
         self._lock = threading.Lock()
         self._model: Any = None
+        self._counter: Any = None
 
     def __repr__(self) -> str:
         return f"FastEmbedEmbedder({self.id!r})"
@@ -111,6 +113,36 @@ class FastEmbedEmbedder(Embedder):
 
                 self._model = load_text_embedding(self.spec, cache_dir, self._threads, announce, self._env)
             return self._model
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Tokens the model's own tokenizer makes of each text, special tokens excluded, uncut.
+
+        Counted on a copy of fastembed's tokenizer with truncation and padding off: the shared one
+        cuts at the window and pads, and changing it would race with embedding threads. A fastembed
+        that exposes no tokenizer falls back to the documented estimate.
+        """
+        counter = self._counting_tokenizer()
+        if counter is None:
+            return super().count_tokens(texts)
+        return [len(e.ids) for e in counter.encode_batch(list(texts), add_special_tokens=False)]
+
+    def _counting_tokenizer(self) -> Any:
+        if self._counter is None:
+            model = self._get_model()
+            # The packaged model's direct runtime holds the tokenizer itself; fastembed's models
+            # hold it on their inner model.
+            tokenizer = getattr(model, "tokenizer", None) or getattr(
+                getattr(model, "model", None), "tokenizer", None
+            )
+            if tokenizer is None:
+                return None
+            from tokenizers import Tokenizer
+
+            counter = Tokenizer.from_str(tokenizer.to_str())
+            counter.no_truncation()
+            counter.no_padding()
+            self._counter = counter
+        return self._counter
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dimension)`` float32, unit rows, in input order, in batches of ``batch_size``."""

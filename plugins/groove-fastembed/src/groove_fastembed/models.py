@@ -35,6 +35,8 @@ class ModelSpec:
     additional_files: tuple[str, ...] = ()
     packaged: bool = False
     notes: str = ""
+    #: The model's window in tokens (``Embedder.max_input_tokens``): chunks are sized to it.
+    max_input_tokens: int = 512
 
     def download_recipe(self, cache_dir: str) -> str | None:
         """The ``hf download`` command that pre-fills ``cache_dir`` (R5.8), or None when packaged.
@@ -89,6 +91,7 @@ MODELS: dict[str, ModelSpec] = {
             additional_files=("onnx/model.onnx_data", "onnx/Constant_7_attr__value"),
             native=False,
             notes="multilingual (recommended for Japanese); ~2 GB RAM; slower",
+            max_input_tokens=8192,
         ),
         ModelSpec(
             id="minilm-l6-int8",
@@ -106,6 +109,7 @@ MODELS: dict[str, ModelSpec] = {
             native=False,
             packaged=True,
             notes="English; packaged with the plugin, loads offline; model_max_length 256",
+            max_input_tokens=256,
         ),
     )
 }

@@ -1,7 +1,10 @@
 """The Markdown parser: YAML frontmatter and ``##`` / ``###`` sections (SPEC R3.18–R3.29).
 
 Bytes -> ``ParsedDocument``: decode (R3.17), split off the frontmatter (R3.18), read its mapping
-(R3.19–R3.21), and cut the body into raw sections at level-2/3 headings (R3.24, R3.26). Exclusion,
+(R3.19–R3.21), and cut the body into raw sections at level-2/3 headings (R3.24, R3.26). Lines inside
+a fenced code block are never headings, a heading's trailing ``{#anchor}`` becomes the section's
+``anchor``, every section records its file lines, and a note without a frontmatter title takes its
+first ``# `` heading (the indexer falls back to the file name; docs/retrieval.md). Exclusion,
 breadcrumbs and the small-section merge are the ``sections`` chunker's job, so every heading is
 emitted here, excluded ones included (they still count as breadcrumb ancestors, R3.84).
 
@@ -24,8 +27,9 @@ from typing import Any, ClassVar
 
 import attrs
 
+from grooveseek.chunking import closes_fence, fence_marker
 from grooveseek.interfaces import Parser
-from grooveseek.text import decode_text, raw_text
+from grooveseek.text import decode_text, raw_text, split_anchor
 from grooveseek.types import ParseContext, ParsedDocument, Section
 
 from . import yamlcore
@@ -51,10 +55,14 @@ class Frontmatter:
 
 @attrs.frozen
 class Split:
-    """A decoded text cut into its frontmatter block (None when there is none) and its body."""
+    """A decoded text cut into its frontmatter block (None when there is none) and its body.
+
+    ``first_line`` is the 1-based file line of the body's first line.
+    """
 
     yaml_text: str | None
     body: str
+    first_line: int = 1
 
 
 def _is_fence(line: str) -> bool:
@@ -73,10 +81,10 @@ def split_frontmatter(text: str) -> Split:
         return Split(None, text)
     for end in range(1, len(lines)):
         if _is_fence(lines[end]):
-            body_lines = lines[end + 1 :]
-            while body_lines and not body_lines[0].strip():
-                body_lines.pop(0)
-            return Split("\n".join(lines[1:end]), "\n".join(body_lines))
+            first = end + 1
+            while first < len(lines) and not lines[first].strip():
+                first += 1
+            return Split("\n".join(lines[1:end]), "\n".join(lines[first:]), first + 1)
     return Split(None, text)
 
 
@@ -178,34 +186,85 @@ def load_yaml(yaml_text: str, first_line: int) -> tuple[yamlcore.Loaded | None, 
     return loaded, None
 
 
-def split_sections(body: str) -> tuple[Section, ...]:
-    """R3.24, R3.26: raw sections at ``## `` / ``### `` lines (after trimming); fences not recognised.
+def split_sections(body: str, first_line: int = 1) -> tuple[Section, ...]:
+    """R3.24, R3.26: raw sections at ``## `` / ``### `` lines (after trimming) outside code fences.
 
     Text before the first heading is a section only when it is non-empty after trimming; every
     heading starts a section even when its body is empty. Contents are trimmed; the heading line
-    is not part of them.
+    is not part of them. A line inside a fenced code block (```` ``` ```` or ``~~~``, closed by the
+    same run or the end of the text) is body text, whatever it starts with. ``start_line`` is the
+    file line of the content's first line (the heading's own line when the body is empty),
+    ``end_line`` that of its last; ``first_line`` is the body's first file line.
     """
     sections: list[Section] = []
     heading: str | None = None
+    anchor: str | None = None
     level: int | None = None
+    heading_line = first_line
     lines: list[str] = []
+    body_start = first_line
 
     def flush() -> None:
-        content = "\n".join(lines).strip()
-        if heading is not None or content:
-            sections.append(Section(heading=heading, level=level, text=content))
+        # Leading blank lines are trimmed from the content, so its first line is found here.
+        lead = next((i for i, line in enumerate(lines) if line.strip()), None)
+        if lead is None:
+            if heading is not None:
+                sections.append(
+                    Section(
+                        heading=heading,
+                        level=level,
+                        text="",
+                        start_line=heading_line,
+                        end_line=heading_line,
+                        anchor=anchor,
+                    )
+                )
+            return
+        last = max(i for i in range(lead, len(lines)) if lines[i].strip()) if lines else lead
+        sections.append(
+            Section(
+                heading=heading,
+                level=level,
+                text="\n".join(lines).strip(),
+                start_line=body_start + lead,
+                end_line=body_start + last,
+                anchor=anchor,
+            )
+        )
 
-    for line in body.split("\n"):
+    fence: str | None = None
+    for number, line in enumerate(body.split("\n"), start=first_line):
         stripped = line.strip()
-        if stripped.startswith(("### ", "## ")):
+        if fence is not None:
+            if closes_fence(line, fence):
+                fence = None
+        elif (marker := fence_marker(line)) is not None:
+            fence = marker
+        elif stripped.startswith(("### ", "## ")):
             flush()
             level = 3 if stripped.startswith("### ") else 2
-            heading = stripped[level + 1 :].strip()
-            lines = []
-        else:
-            lines.append(line)
+            heading, anchor = split_anchor(stripped[level + 1 :].strip())
+            heading_line, body_start, lines = number, number + 1, []
+            continue
+        lines.append(line)
     flush()
     return tuple(sections)
+
+
+def first_heading(body: str) -> str | None:
+    """The text of the body's first ``# `` line outside code fences, anchor removed; None if none."""
+    fence: str | None = None
+    for line in body.split("\n"):
+        if fence is not None:
+            if closes_fence(line, fence):
+                fence = None
+        elif (marker := fence_marker(line)) is not None:
+            fence = marker
+        elif line.strip().startswith("# "):
+            text = split_anchor(line.strip()[2:].strip())[0]
+            if text:
+                return text
+    return None
 
 
 class MarkdownParser(Parser):
@@ -218,16 +277,19 @@ class MarkdownParser(Parser):
     # "2": YAML 1.2 core typing and source-text values change the metadata the same bytes give
     # (`title: No`, impossible dates no longer unparsed); R4.38's one-time re-read is what refreshes
     # the stored metadata and field rows of unchanged files, and it only runs on a version change.
-    policy_version: ClassVar[str] = "2"
+    # "3": fences, anchors, line numbers, the first-heading title and size-bounded pieces.
+    policy_version: ClassVar[str] = "3"
 
     def parse(self, data: bytes, rel_path: str, ctx: ParseContext) -> ParsedDocument:
         """Parse a Markdown file; raises ``ParseError("not valid UTF-8")`` for undecodable bytes."""
         text = decode_text(data)  # validates and normalises newlines (R3.17)
         raw = raw_text(data)
         split = split_frontmatter(text)
-        sections = split_sections(split.body)
+        sections = split_sections(split.body, split.first_line)
+        # The file-name title, the last fallback, is the indexer's: it renames with the file (R4.22).
+        fallback = first_heading(split.body)
         if split.yaml_text is None:
-            return ParsedDocument(sections=sections, read_text=raw)
+            return ParsedDocument(sections=sections, read_text=raw, title=fallback)
         loaded, reason = load_yaml(split.yaml_text, _YAML_FIRST_LINE)
         if loaded is None:
             # R3.21: body intact, metadata empty, tagged. The indexer prints and counts it.
@@ -236,6 +298,7 @@ class MarkdownParser(Parser):
                 read_text=raw,
                 frontmatter_unparsed=reason,
                 system_tags=(UNPARSED_TAG,),
+                title=fallback,
             )
 
         def warn(message: str) -> None:
@@ -245,7 +308,7 @@ class MarkdownParser(Parser):
         return ParsedDocument(
             sections=sections,
             read_text=raw,
-            title=meta.title,
+            title=meta.title or fallback,
             date=meta.date,
             topic=meta.topic,
             depth=meta.depth,
