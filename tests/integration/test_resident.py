@@ -107,6 +107,7 @@ CASES = [
     ("search", "publish a scoped package", "--limit", "8", "--category", "cli"),
     ("search", "install", "--format", "json", "--mmr", "true", "--path-glob", "!**/config*"),
     ("search", '"exact phrase that matches nothing" -zzz'),
+    ("search", "npm ci in a pipeline", "--format", "text", "--full"),
     ("search", "scripts", "--field", "undeclared=1"),  # an error: same message, same exit code
     ("graph", "--start", "cli/npm-install.md", "--format", "text"),
     ("graph", "--start", "cli/npm-install.md", "--depth", "1", "--seed-strategy", "centroid"),
