@@ -9,7 +9,6 @@ never load plugins themselves.
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 
 import attrs
@@ -18,14 +17,11 @@ from .config import (
     NEW_INDEX_MODEL,
     GrooveConfig,
     LoadedConfig,
-    describe,
-    launcher_dir_from_argv,
-    load_config,
+    load_checked_config,
     plugin_selection,
     resolve_index_path,
     resolve_kb_path,
 )
-from .console import echo_err
 from .errors import ConfigError, GrooveError, PluginLoadError
 from .index.guard import ModelChoice
 from .interfaces import Embedder, Reranker
@@ -109,15 +105,6 @@ def follow_index(selection: PluginSelection, db: Path, kb: Path) -> PluginSelect
             f"provides it, or rebuild the index with an installed model: {rebuild}"
         )
     return attrs.evolve(selection, embedder=recorded, embedder_from="index")
-
-
-def load_checked_config(config_path: str | None) -> LoadedConfig:
-    """Discover and load groove.toml, log the choice (R1.9) and print its warnings once."""
-    loaded = load_config(config_path, launcher_dir=launcher_dir_from_argv(sys.argv[0]))
-    log.info(describe(loaded).removeprefix("grooveseek.config: "))
-    for warning in loaded.warnings:
-        echo_err(f"warning: {warning}")
-    return loaded
 
 
 def _missing_id_message(exc: MissingPluginError, loaded: LoadedConfig, source: str | None) -> str:
@@ -225,15 +212,20 @@ def build_app(
     with_embedder: bool = True,
     index_path: str | None = None,
     extra_parsers: tuple[str, ...] = (),
+    loaded: LoadedConfig | None = None,
+    with_parsers: bool = True,
 ) -> App:
     """Validate config, plugins, model settings, the KB path and the index path; nothing is opened
     or loaded yet (the index may be peeked at, read-only, for the model it records).
 
     With ``with_embedder=False`` the embedder and reranker are still checked against installed
     metadata, but neither imported nor validated (the command uses neither). ``extra_parsers`` are
-    loaded whatever ``[parsers].enabled`` says (``groove validate`` reads every ``.md`` file, R8.21).
+    loaded whatever ``[parsers].enabled`` says (``groove validate`` reads every ``.md`` file, R8.21);
+    ``with_parsers=False`` loads none (a command that reads no file: ``status``). ``loaded`` is the
+    config a caller already loaded and reported (the resident client), not loaded twice.
     """
-    loaded = load_checked_config(config_path)
+    if loaded is None:  # else the caller loaded it already (the resident client), warnings printed
+        loaded = load_checked_config(config_path)
     selection = plugin_selection(loaded.config, model=model, reranker=reranker)
     located: tuple[Path, Path] | None = None
     if with_embedder and selection.embedder_from == "default":
@@ -243,6 +235,8 @@ def build_app(
     check_selection(loaded, selection)
     if not with_embedder:
         selection = attrs.evolve(selection, embedder=None, reranker=None)
+    if not with_parsers:  # the command reads no file (status): import no parser or grammar plugin
+        selection = attrs.evolve(selection, parsers=(), chunkers=())
     if extra_parsers:
         parsers = (*selection.parsers, *(p for p in extra_parsers if p not in selection.parsers))
         selection = attrs.evolve(selection, parsers=parsers)

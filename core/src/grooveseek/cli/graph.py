@@ -8,12 +8,11 @@ already in the index; the model guard still checks the index matches the configu
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..app import build_app
-from ..index.guard import open_for_search
-from ..search.graph import GraphError, GraphParams, GraphResult, connection_graph, normalise_seed_strategy
 from ..text import terminal_safe
 from .options import (
     config_option,
@@ -25,16 +24,44 @@ from .options import (
     model_option,
 )
 
+if TYPE_CHECKING:
+    from ..search.graph import GraphParams, GraphResult
+
 
 def _strategy(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from ..search.graph import GraphError, normalise_seed_strategy
+
     try:
         return normalise_seed_strategy(value)
     except GraphError as exc:
         raise click.BadParameter(str(exc)) from None
 
 
-def _comma_list(values: tuple[str, ...]) -> tuple[str, ...]:
+def _comma_list(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def graph_params(p: Mapping[str, Any]) -> GraphParams:
+    """The walk for these flags (``ctx.params``, or the same after a JSON trip).
+
+    Raises:
+        GraphError: a bad ``--exclude-paths``; click has checked every other flag.
+    """
+    from ..search.graph import GraphParams
+
+    return GraphParams(
+        p["start"],
+        depth=p["depth"],
+        fan_out=p["fan_out"],
+        min_similarity=p["min_similarity"],
+        seed_strategy=p["seed_strategy"],
+        dedup_by_path=p["dedup_by_path"],
+        category=p["category"],
+        topic=p["topic"],
+        exclude_paths=_comma_list(p["exclude_paths"]),
+        max_nodes=p["max_nodes"],
+        max_seed_chunks=p["max_seed_chunks"],
+    )
 
 
 def render(result: GraphResult, fmt: str) -> str:
@@ -132,28 +159,26 @@ def graph_command(
         raise click.BadParameter(
             f"must be a finite number, got {min_similarity}", param_hint="--min-similarity"
         )
+    from ..search.graph import GraphError
+
     try:
-        params = GraphParams(
-            start,
-            depth=depth,
-            fan_out=fan_out,
-            min_similarity=min_similarity,
-            seed_strategy=seed_strategy,
-            dedup_by_path=dedup_by_path,
-            category=category,
-            topic=topic,
-            exclude_paths=_comma_list(exclude_paths),
-            max_nodes=max_nodes,
-            max_seed_chunks=max_seed_chunks,
-        )
+        graph_params(ctx.params)  # every bound checked before config, plugins or the index (R8.6)
     except GraphError as exc:
         raise click.BadParameter(str(exc), param_hint="--exclude-paths") from None
-    app = build_app(
-        effective_config_path(ctx, config_path), kb_path, model=model, index_path=index_path_of(ctx)
-    )
+    config = effective_config_path(ctx, config_path)
+    from ..resident.client import ask_resident
+
+    answer = ask_resident("graph", ctx.params, config, kb_path, index_path_of(ctx), model, None)
+    if answer.printed:
+        return
+    from ..app import build_app
+    from ..index.guard import open_for_search
+    from .answers import graph_output
+
+    app = build_app(config, kb_path, model=model, index_path=index_path_of(ctx), loaded=answer.loaded)
     store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
-        result = connection_graph(store, params, min_quality=app.config.quality_filter.effective_threshold)
+        output = graph_output(app.config, ctx.params, store)
     finally:
         store.close()
-    click.echo(render(result, fmt))
+    click.echo(output)

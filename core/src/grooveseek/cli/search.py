@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..app import build_app
-from ..console import echo_err
-from ..index.guard import open_for_search
-from ..search.filters import quality_threshold
-from ..search.pipeline import run_search
-from ..search.request import resolve_request
-from ..search.snippet import compact_hit
 from ..text import terminal_safe
-from ..types import SearchFilters, SearchResponse
 from .options import (
     BOOL,
     config_option,
-    dump_json,
     effective_config_path,
     finite,
     format_option,
@@ -27,6 +18,9 @@ from .options import (
     kb_option,
     model_option,
 )
+
+if TYPE_CHECKING:
+    from ..types import SearchResponse
 
 
 def _explain_lines(explain: Mapping[str, Any]) -> list[str]:
@@ -54,6 +48,8 @@ def render_text(response: SearchResponse, ratio: float, *, full: bool = False) -
     Each block ends with a bounded snippet around the best match, its second line giving
     ``path:line`` of the snippet's first line (docs/cli.md); ``full`` prints the whole chunk instead.
     """
+    from ..search.snippet import compact_hit
+
     blocks = []
     for hit in response.results:
         shown_hit = hit if full else compact_hit(hit)
@@ -80,18 +76,11 @@ def render_text(response: SearchResponse, ratio: float, *, full: bool = False) -
     return terminal_safe(head + "\n---\n".join(blocks))  # KB text must not drive the terminal
 
 
-def _split_commas(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
-
-
-def _fields(values: tuple[str, ...], flag: str) -> dict[str, tuple[str, ...]]:
-    out: dict[str, list[str]] = {}
+def _check_fields(values: tuple[str, ...], flag: str) -> None:
     for value in values:
-        key, sep, val = value.partition("=")
+        key, sep, _ = value.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"expected KEY=VALUE, got {value!r}", param_hint=flag)
-        out.setdefault(key, []).append(val)
-    return {k: tuple(v) for k, v in out.items()}
 
 
 @click.command("search")
@@ -174,49 +163,31 @@ def search_command(
     finite("--min-confidence-ratio", min_confidence_ratio, low=0.0)
     finite("--mmr-lambda", mmr_lambda, low=0.0, high=1.0)
     finite("--mmr-same-doc-penalty", mmr_same_doc_penalty, low=0.0, high=1.0)
-    field_map, field_not_map = _fields(fields, "--field"), _fields(fields_not, "--field-not")
+    _check_fields(fields, "--field")
+    _check_fields(fields_not, "--field-not")
+    config = effective_config_path(ctx, config_path)
+    # A running `groove serve` for this index answers without this process importing the search
+    # stack or loading the model (issue 16); otherwise, or when it declines, run in-process.
+    from ..resident.client import ask_resident
+
+    answer = ask_resident("search", ctx.params, config, kb_path, index_path_of(ctx), model, reranker)
+    if answer.printed:
+        return
+    from ..app import build_app
+    from ..console import echo_err
+    from ..index.guard import open_for_search
+    from .answers import in_process_search
+
     app = build_app(
-        effective_config_path(ctx, config_path),
-        kb_path,
-        model=model,
-        reranker=reranker,
-        index_path=index_path_of(ctx),
+        config, kb_path, model=model, reranker=reranker, index_path=index_path_of(ctx), loaded=answer.loaded
     )
-    cfg = app.config
-    filters = SearchFilters(
-        category=category,
-        topic=topic,
-        min_quality=quality_threshold(cfg, min_quality, include_low_quality),
-        path_globs=path_globs or None,
-        tags_any=_split_commas(tags_any),
-        tags_all=_split_commas(tags_all),
-        date_from=date_from,
-        date_to=date_to,
-        fields=field_map,
-        fields_not=field_not_map,
-    )
-    request = resolve_request(
-        cfg,
-        query,
-        limit=limit,
-        filters=filters,
-        min_confidence_ratio=min_confidence_ratio,
-        rerank=True if reranker not in (None, "none") else (False if reranker == "none" else None),
-        reranker_loaded=app.reranker is not None,
-        mmr=mmr,
-        mmr_lambda=mmr_lambda,
-        mmr_same_doc_penalty=mmr_same_doc_penalty,
-        parent_retriever=parent_retriever,
-        explain=explain,
-        warn=lambda m: echo_err(f"warning: {m}"),
-    )
-    store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
-    try:
-        response = run_search(store, app.embedder, request, reranker=app.reranker)
-    finally:
-        store.close()
     click.echo(
-        dump_json(response.as_dict())
-        if fmt == "json"
-        else render_text(response, request.min_confidence_ratio, full=full)
+        in_process_search(
+            app.config,
+            ctx.params,
+            lambda: open_for_search(app.db, app.kb, app.embedder, app.model_choice),
+            app.embedder,
+            app.reranker,
+            lambda m: echo_err(f"warning: {m}"),
+        )
     )

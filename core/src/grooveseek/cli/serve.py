@@ -143,7 +143,7 @@ def serve_command(
             reranker=reranker,
             index_path=index_path_of(ctx),
         )
-        app = _with_overrides(app, rerank_by_default, debounce_ms)
+        cli_app, app = app, _with_overrides(app, rerank_by_default, debounce_ms)
         plan = resolve_plan(app.config, transport=transport, bind=bind, port=port, i_know=i_know)
         with discard_if_still_empty(app.db):  # a start-up that fails leaves no empty index behind
             uncovered, example = _open_index(app)
@@ -160,26 +160,48 @@ def serve_command(
                 service.load_models_in_background(_report_load_failure)
                 _start_watcher(service, app, no_watch)
                 server = build_server(service)
+                resident = _start_resident(service, cli_app, model, reranker)
             except BaseException:
                 service.close()
                 raise
+
+        def shutdown() -> None:
+            # stdio ends the process at once on a signal (os._exit): the socket goes first.
+            if resident is not None:
+                resident.close()
+            service.close()
+
         try:
             if plan.kind == "stdio":
-                _serve_stdio(server, protocol_fd, service)
+                _serve_stdio(server, protocol_fd, shutdown)
             else:
                 _serve_http(server, plan, app, service)
         finally:
+            if resident is not None:
+                resident.close()
             service.close()
 
 
-def _serve_stdio(server: Any, protocol_fd: int | None, service: Any) -> None:
+def _start_resident(service: Any, cli_app: App, model: str | None, reranker: str | None) -> Any:
+    """Answer one-shot ``groove search`` / ``graph`` on ``<index>.sock`` (issue 16); None if refused."""
+    from ..resident.server import ResidentServer
+
+    resident = ResidentServer(service, cli_app, model=model, reranker=reranker)
+    problem = resident.start()
+    if problem is not None:
+        echo_err(f"warning: {problem}")
+        return None
+    return resident
+
+
+def _serve_stdio(server: Any, protocol_fd: int | None, shutdown: Any) -> None:
     from ..mcp.transport import serve_stdio
 
     serve_stdio(
         server,
         protocol_fd,
         on_ready=lambda: echo_err("groove server ready (stdio transport)"),
-        on_signal=service.close,
+        on_signal=shutdown,
     )
 
 

@@ -51,8 +51,13 @@ def endpoint_lines(config: GrooveConfig) -> list[str]:
 @click.pass_context
 def status_command(ctx: click.Context, kb_path: str | None, config_path: str | None) -> None:
     """Print document and chunk counts, the model, and the quality filter."""
+    # No parser is imported: status reads the index, never a file (issue 16: status <= 300 ms).
     app = build_app(
-        effective_config_path(ctx, config_path), kb_path, with_embedder=False, index_path=index_path_of(ctx)
+        effective_config_path(ctx, config_path),
+        kb_path,
+        with_embedder=False,
+        with_parsers=False,
+        index_path=index_path_of(ctx),
     )
     if not app.db.exists():
         echo_err(f"No index found. Run groove index --kb-path {app.kb} first.")

@@ -7,7 +7,7 @@ Callers need only ``load_config`` (once per process, before anything opens the i
 
 from __future__ import annotations
 
-from .load import describe, launcher_dir_from_argv, load_config
+from .load import describe, launcher_dir_from_argv, load_checked_config, load_config
 from .model import (
     BUILTIN_FASTEMBED_MODELS,
     BUILTIN_MODELS,
@@ -66,6 +66,7 @@ __all__ = [
     "WatchConfig",
     "describe",
     "launcher_dir_from_argv",
+    "load_checked_config",
     "load_config",
     "parse_bind",
     "parse_size",

@@ -194,3 +194,17 @@ def launcher_dir_from_argv(argv0: str) -> Path | None:
     if located is None or not os.path.exists(located):
         return None
     return Path(os.path.realpath(located)).parent
+
+
+def load_checked_config(config_path: str | None) -> LoadedConfig:
+    """Discover and load groove.toml, log the choice (R1.9) and print its warnings once."""
+    import logging
+    import sys
+
+    from ..console import echo_err
+
+    loaded = load_config(config_path, launcher_dir=launcher_dir_from_argv(sys.argv[0]))
+    logging.getLogger("grooveseek.config").info(describe(loaded).removeprefix("grooveseek.config: "))
+    for warning in loaded.warnings:
+        echo_err(f"warning: {warning}")
+    return loaded

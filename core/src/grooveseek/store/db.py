@@ -7,18 +7,34 @@ used for the index (R4.2): it cannot load extensions on many Pythons.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 import stat
 from pathlib import Path
 
 import apsw
-import sqlite_vec
 
 from ..errors import StoreError
 from ..globs import PathMatcher, matcher_for
 
 BUSY_TIMEOUT_MS = 30_000
+
+
+@functools.cache
+def vec_extension_path() -> str:
+    """sqlite-vec's loadable extension, as ``sqlite_vec.loadable_path()`` names it.
+
+    Found without importing the ``sqlite_vec`` module, whose ``__init__`` imports ``numpy.typing``
+    (about a quarter of ``groove status``'s start-up, issue 16); ``loadable_path()`` is the package
+    directory joined with ``vec0``, and a test keeps the two equal.
+    """
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        import sqlite_vec  # the import error names what is missing
+
+        return str(sqlite_vec.loadable_path())
+    return os.path.normpath(os.path.join(next(iter(spec.submodule_search_locations)), "vec0"))
 
 
 @functools.lru_cache(maxsize=64)
@@ -172,7 +188,7 @@ def connect(db_path: Path, *, create: bool = True) -> apsw.Connection:
     try:
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(vec_extension_path())
         conn.enable_load_extension(False)
         # The first statement that touches the file is where a non-database is detected.
         conn.execute("pragma journal_mode=wal").fetchall()

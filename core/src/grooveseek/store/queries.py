@@ -16,6 +16,9 @@ from ..types import SearchFilters
 from .core import SqlCore, marks
 from .records import AWAITING_REPARSE, HitRow, StoredDoc
 
+# The FTS leg ranks max(2 * limit, limit + this) rows in FTS5 before joining and filtering them.
+FTS_OVERFETCH_MIN = 32
+
 
 class Queries:
     """Read-side SQL of ``Store``."""
@@ -83,7 +86,35 @@ class Queries:
     def fts_candidates(
         self, expression: str, limit: int, weights: tuple[float, float, float], filters: SearchFilters
     ) -> list[tuple[int, float]]:
-        """(chunk id, bm25) matching an FTS5 expression, best first, filters applied in SQL (R6.18)."""
+        """(chunk id, bm25) matching an FTS5 expression, best first, filters applied in SQL (R6.18).
+
+        FTS5 ranks and limits first, then only those rows are joined and filtered (issue 16: the
+        join over every matching row cost 1.4-1.75x a bare FTS5 query). The ranked set is
+        over-fetched; when fewer than ``limit`` of it pass the filters the whole match set is
+        joined, as before. Both orders are the total order (bm25, rowid), so the first ``limit``
+        passing rows of the over-fetched prefix are exactly the first ``limit`` passing rows of all.
+        """
+        where = self._core.filter_sql(filters)
+        fetch = max(2 * limit, limit + FTS_OVERFETCH_MIN)
+        ranked = (
+            "with top as materialized (select rowid as id, bm25(fts_chunks, ?, ?, ?) as rank "
+            "from fts_chunks where fts_chunks match ? order by rank, rowid limit ?) "
+            "select top.id, top.rank from top join chunks c on c.id = top.id "
+            f"join documents d on d.id = c.document_id where 1{where.where} order by top.rank, top.id limit ?"
+        )
+        try:
+            cursor = self.conn.execute(ranked, (*weights, expression, fetch, *where.params, limit))
+            rows = [(r[0], r[1]) for r in cursor]
+            if len(rows) >= limit:
+                return rows
+            return self.fts_candidates_joined(expression, limit, weights, filters)
+        except apsw.SQLError as exc:  # a malformed expression must not crash a search
+            raise StoreError(f"full-text query failed: {exc}") from exc
+
+    def fts_candidates_joined(
+        self, expression: str, limit: int, weights: tuple[float, float, float], filters: SearchFilters
+    ) -> list[tuple[int, float]]:
+        """Every matching row joined and filtered, then limited: the fallback, and the reference."""
         where = self._core.filter_sql(filters)
         sql = (
             "select f.rowid, bm25(fts_chunks, ?, ?, ?) as rank from fts_chunks f "
@@ -93,7 +124,7 @@ class Queries:
         try:
             rows = self.conn.execute(sql, (*weights, expression, *where.params, limit))
             return [(r[0], r[1]) for r in rows]
-        except apsw.SQLError as exc:  # a malformed expression must not crash a search
+        except apsw.SQLError as exc:
             raise StoreError(f"full-text query failed: {exc}") from exc
 
     def fts_rowids(self, expression: str) -> set[int]:

@@ -13,12 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import apsw
-import numpy as np
 
 from ..errors import StoreError
 from ..interfaces import FloatArray
-from .matrix import matrix_for, top_k
 from .schema import vec_table_sql
+
+# numpy and the matrix cache are imported where a vector is touched, not here: `groove status`,
+# `doctor` and the resident client open the store without ever reading a vector (issue 16).
 
 # R6.35: the pool's embeddings are read at most this many ids per statement.
 VECTOR_BATCH = 500
@@ -27,6 +28,8 @@ MAX_KNN_K = 4096
 
 
 def vec_blob(vector: FloatArray) -> bytes:
+    import numpy as np
+
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
@@ -77,6 +80,8 @@ class VectorTable:
         dimension = self.dimension()
         if dimension is None:
             return []
+        from .matrix import matrix_for, top_k
+
         matrix = matrix_for(self._conn, str(self._path), dimension) if self._path is not None else None
         if matrix is not None:
             return top_k(matrix, vector, min(k, MAX_KNN_K), min_quality)
@@ -109,6 +114,8 @@ class VectorTable:
             "select v.chunk_id, v.embedding from json_each(?) j "
             "cross join vec_chunks v on v.chunk_id = j.value"
         )
+        import numpy as np
+
         out: dict[int, FloatArray] = {}
         try:
             for start in range(0, len(unique), VECTOR_BATCH):
@@ -127,6 +134,8 @@ class VectorTable:
         """
         if not ids or self.dimension() is None:
             return {}
+        import numpy as np
+
         out: dict[int, FloatArray] = {}
         for chunk_id in ids:
             for (blob,) in self._conn.execute(
