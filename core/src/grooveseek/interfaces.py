@@ -131,6 +131,19 @@ class Embedder(ABC):
     def probe_before_reset(self) -> None:
         """Check a remote endpoint before ``--force`` resets the index (R5.18); local models do nothing."""
 
+    def parallel_factory(self) -> Callable[[], Embedder] | None:
+        """A picklable zero-argument callable that builds this embedder in a worker process, or None.
+
+        An index run with ``[index].embed_workers`` above 1 calls it once and hands the result to
+        that many spawned worker processes; each builds one embedder with it, loads it, and embeds
+        batches of document texts. The built embedder must give the same vectors as this one and
+        use one core (one ONNX or BLAS thread): the workers are the parallelism. Return a
+        module-level function or class, or a ``functools.partial`` of one, so it pickles. Optional:
+        the default None keeps embedding in the indexing process (right for a remote endpoint,
+        which is not CPU-bound here). Queries never go through workers.
+        """
+        return None
+
 
 class Reranker(ABC):
     """Scores (query, passage) pairs with a cross-encoder (SPEC R5.21)."""

@@ -237,6 +237,9 @@ def _restrict_eval_and_index(
     if "max_chunk_tokens" in raw_index:  # a chunk size is a cost and quality decision: trusted only
         changes["max_chunk_tokens"] = None
         out.append(ctx.warn("[index].max_chunk_tokens is ignored and the embedding model's window applies"))
+    if "embed_workers" in raw_index:  # each worker is a process holding a model: trusted only
+        changes["embed_workers"] = None
+        out.append(ctx.warn("[index].embed_workers is ignored and one worker per core applies"))
     return attrs.evolve(cfg, index=attrs.evolve(cfg.index, **changes)) if changes else cfg
 
 

@@ -25,6 +25,7 @@ from .model import (
     EvalConfig,
     GrooveConfig,
     HttpConfig,
+    IndexConfig,
     ParsersConfig,
     SearchConfig,
 )
@@ -411,6 +412,25 @@ MIN_CHUNK_TOKENS = 64
 MAX_CHUNK_TOKENS = 32_768
 
 
+# Each embedding worker holds its own copy of the model; past 64 that is memory, not speed.
+MAX_EMBED_WORKERS = 64
+
+
+def _check_index_numbers(index: IndexConfig, f: Findings) -> None:
+    tokens = index.max_chunk_tokens
+    if tokens is not None and not MIN_CHUNK_TOKENS <= tokens <= MAX_CHUNK_TOKENS:
+        f.errors.append(
+            f"[index].max_chunk_tokens must be in {MIN_CHUNK_TOKENS}..={MAX_CHUNK_TOKENS}, got {tokens}; "
+            "remove the key to size chunks to the embedding model's window"
+        )
+    workers = index.embed_workers
+    if workers is not None and not 1 <= workers <= MAX_EMBED_WORKERS:
+        f.errors.append(
+            f"[index].embed_workers must be in 1..={MAX_EMBED_WORKERS}, got {workers}; use 1 to embed in "
+            "the indexing process, or remove the key for one worker process per core"
+        )
+
+
 def check_values(parsed: ParsedFile, home: Path) -> tuple[GrooveConfig, list[str]]:
     """Apply every value rule of §1.3 to a structured file.
 
@@ -436,12 +456,7 @@ def check_values(parsed: ParsedFile, home: Path) -> tuple[GrooveConfig, list[str
     _check_embedding(cfg, parsed.raw, f)
     _check_reranker_table(cfg, f)
     _check_empty_ids(cfg, f)
-    tokens = cfg.index.max_chunk_tokens
-    if tokens is not None and not MIN_CHUNK_TOKENS <= tokens <= MAX_CHUNK_TOKENS:
-        f.errors.append(
-            f"[index].max_chunk_tokens must be in {MIN_CHUNK_TOKENS}..={MAX_CHUNK_TOKENS}, got {tokens}; "
-            "remove the key to size chunks to the embedding model's window"
-        )
+    _check_index_numbers(cfg.index, f)
     if f.errors:
         causes = f.errors + f.parser_errors
         raise ConfigError(f"{parsed.path}: invalid config\n" + "\n".join(causes))

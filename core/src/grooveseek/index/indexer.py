@@ -41,6 +41,7 @@ from .endpoint import probe, rejection_error
 from .guard import ModelChoice, check_folder, check_model, record_folder, record_model
 from .report import Reporter, RunLines
 from .safety import RunFailed, cap_chunks, failure_reason
+from .workers import worker_count
 from .writing import Prepared, Writer
 
 EMBED_BATCH_CHUNKS = 64
@@ -156,16 +157,21 @@ class Indexer:
         stale_parsers = set() if options.force else self._stale_parsers(stored, hashes)
         rewrite = set() if options.force else self._fields_to_rewrite(stored, hashes, stale_parsers)
         self.reporter.start(len(walk.files))
-        for done, item in enumerate(walk.files, start=1):
-            with self._guarded(item.rel):
-                if item.rel in hashes:
-                    row = stored.get(item.rel)
-                    if row is None or row.content_hash != hashes[item.rel] or row.parser_id in stale_parsers:
-                        self._process(item, row)
-                if item.rel in rewrite:
-                    self._rewrite_fields(item, stored[item.rel])
-            self.reporter.advance(done, len(walk.files))
-        self._flush()
+        with self.writer.parallel(worker_count(self.config.index.embed_workers)):
+            for done, item in enumerate(walk.files, start=1):
+                with self._guarded(item.rel):
+                    if item.rel in hashes:
+                        row = stored.get(item.rel)
+                        if (
+                            row is None
+                            or row.content_hash != hashes[item.rel]
+                            or row.parser_id in stale_parsers
+                        ):
+                            self._process(item, row)
+                    if item.rel in rewrite:
+                        self._rewrite_fields(item, stored[item.rel])
+                self.reporter.advance(done, len(walk.files))
+            self._flush()
         self.reporter.finish()
         self._sweep(unseen)
         self._record_bookkeeping(stale_parsers)

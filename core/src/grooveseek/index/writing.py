@@ -14,7 +14,8 @@ updates its indexer's counters, lines and settled set, so the watcher's own word
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import attrs
@@ -25,6 +26,7 @@ from ..interfaces import FloatArray
 from ..store.store import DocumentRecord, StoredDoc
 from ..types import Chunk
 from .safety import PROBE_TEXT, RunFailed, failure_reason
+from .workers import EmbedWorkers
 
 if TYPE_CHECKING:
     from .indexer import Indexer
@@ -63,6 +65,17 @@ class Writer:
 
     def __init__(self, host: Indexer) -> None:
         self.host = host
+        self.workers: EmbedWorkers | None = None
+
+    @contextmanager
+    def parallel(self, count: int) -> Iterator[EmbedWorkers]:
+        """Embed in up to ``count`` worker processes until the block ends (``index.workers``)."""
+        self.workers = workers = EmbedWorkers(self.host.embedder, count, self.host.reporter.warn)
+        try:
+            yield workers
+        finally:
+            self.workers = None
+            workers.close()
 
     def flush(self, batch: list[Prepared]) -> None:
         """Embed one batch and write each file in its own transaction."""
@@ -122,8 +135,9 @@ class Writer:
         return out
 
     def embed_texts(self, batch: list[Prepared], texts: list[str]) -> FloatArray:
+        embed = self.host.embedder.embed_documents if self.workers is None else self.workers.embed_documents
         try:
-            vectors = self.host.embedder.embed_documents(texts)
+            vectors = embed(texts)
         except EmbeddingRejected as exc:
             self.host.counts.accepted_batches += exc.accepted
             raise

@@ -8,10 +8,11 @@ it opens the index, and resolved again when the model loads on the first ``load(
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,15 @@ class FastEmbedEmbedder(Embedder):
         """Load the model now (prints the R5.9 line on the first load in this process)."""
         self._get_model()
 
+    def parallel_factory(self) -> Callable[[], Embedder]:
+        """Builds this embedder with one ONNX thread in an index run's worker process (issue 16).
+
+        One thread gives the same vectors as the default session (checked bit for bit on the
+        packaged model); the run's worker processes are the parallelism.
+        """
+        env = None if self._env is None else dict(self._env)
+        return functools.partial(worker_embedder, self.spec, self._config_cache_dir, env)
+
     def _get_model(self) -> Any:
         model = self._model
         if model is not None:
@@ -182,3 +192,8 @@ class FastEmbedEmbedder(Embedder):
         if not np.all(np.isfinite(norms)) or np.any(norms == 0):
             raise ModelError(f'embedding model "{self.id}" returned a zero or non-finite vector')
         return (vectors / norms).astype(np.float32, copy=False)
+
+
+def worker_embedder(spec: ModelSpec, cache_dir: str | None, env: dict[str, str] | None) -> FastEmbedEmbedder:
+    """The single-threaded copy of an embedder that an index run's worker process embeds with."""
+    return FastEmbedEmbedder(spec, cache_dir, env=env, threads=1)

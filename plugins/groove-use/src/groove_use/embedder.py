@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -76,6 +76,10 @@ class UseEmbedder(Embedder):
 
     def load(self) -> None:
         self._get_model()
+
+    def parallel_factory(self) -> Callable[[], Embedder]:
+        """Index runs embed in worker processes, each with this model on one BLAS thread, as here."""
+        return UseEmbedder
 
     def _get_model(self) -> Any:
         model = self._model
