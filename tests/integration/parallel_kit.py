@@ -13,12 +13,12 @@ import signal
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from groove_fastembed.embedder import FastEmbedEmbedder
+from groove_fastembed.models import MODELS, ModelSpec
 
 from grooveseek.errors import ModelError
 from grooveseek.interfaces import Embedder
 from grooveseek.testing import FakeEmbedder
-from groove_fastembed.embedder import FastEmbedEmbedder
-from groove_fastembed.models import MODELS, ModelSpec
 
 MARKER = "kill-this-worker"
 

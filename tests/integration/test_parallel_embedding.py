@@ -52,7 +52,9 @@ def make_kb(root: Path, *, extra: str = "") -> Path:
 
 
 def registry_for(config: GrooveConfig) -> Registry:
-    return Registry.build(load_plugins(PluginSelection(parsers=config.parsers.enabled, embedder=MODEL)), config)
+    return Registry.build(
+        load_plugins(PluginSelection(parsers=config.parsers.enabled, embedder=MODEL)), config
+    )
 
 
 def run(kb: Path, count: int, embedder: Embedder | None = None, warnings: list[str] | None = None) -> None:
