@@ -18,15 +18,14 @@ Queries never come here: they are embedded by the one session of the serving pro
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
+import pickle
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from ..errors import ModelError
 from ..interfaces import Embedder, FloatArray
@@ -39,6 +38,8 @@ AUTO_MAX_WORKERS = 4
 MIN_TEXTS = 128
 #: Pieces per worker per batch: small enough that no core idles long at a batch's end.
 PIECES_PER_WORKER = 4
+#: How long closing waits for a worker to finish its piece before it is terminated.
+JOIN_SECONDS = 30.0
 
 
 def usable_cores() -> int:
@@ -55,18 +56,35 @@ def worker_count(configured: int | None) -> int:
 
 
 class WorkerSetupFailed(Exception):
-    """Raised in a worker whose embedder could not be built or loaded; carries the reason."""
+    """A worker's embedder could not be built or loaded; carries the reason."""
+
+
+class WorkerDied(Exception):
+    """A worker process ended while the run needed it (killed, out of memory, crashed)."""
 
 
 # -- the worker process ----------------------------------------------------------------------------
-_EMBEDDER: Embedder | None = None
-_SETUP_ERROR: str | None = None
+def _work(factory: Callable[[], Embedder], jobs: Any, results: Any) -> None:
+    """A worker's life: build and load the embedder, say so, then embed pieces until told to stop.
+
+    ``jobs`` is the queue every worker takes pieces from, so a free core takes the next one;
+    ``results`` this worker's own pipe back: (batch, piece, vectors, error).
+    """
+    embedder, error = _setup(factory)
+    results.send(("ready", error))
+    while embedder is not None:
+        job = jobs.get()
+        if job is None:
+            return
+        batch, piece, texts = job
+        try:
+            results.send((batch, piece, embedder.embed_documents(texts), None))
+        except BaseException as exc:  # noqa: BLE001 - the indexing process judges it, as in process
+            results.send((batch, piece, None, _portable(exc)))
 
 
-def _setup(factory: Callable[[], Embedder]) -> None:
-    """Each worker's initializer: build and load its embedder, quietly, once."""
-    global _EMBEDDER, _SETUP_ERROR
-    # Ctrl-C reaches the whole process group; the indexing process handles it and shuts the pool.
+def _setup(factory: Callable[[], Embedder]) -> tuple[Embedder | None, str | None]:
+    # Ctrl-C reaches the whole process group; the indexing process handles it and stops the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
     # A worker of `groove serve` (rebuild_index over stdio) must never write to the MCP stream, and
@@ -74,20 +92,20 @@ def _setup(factory: Callable[[], Embedder]) -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.close(devnull)
-    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the worker
-    saved, sys.stderr = sys.stderr, sys.stdout
+    saved, sys.stderr = sys.stderr, open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     try:
         embedder = factory()
         embedder.load()
-        _EMBEDDER = embedder
+        return embedder, None
     except BaseException as exc:  # noqa: BLE001 - reported to the indexing process, which falls back
-        _SETUP_ERROR = f"{type(exc).__name__}: {exc}"
+        return None, f"{type(exc).__name__}: {exc}"
     finally:
+        sys.stderr.close()
         sys.stderr = saved
 
 
 def _exit_with_parent() -> None:
-    """End this worker when the indexing process dies without shutting the pool (SIGKILL, OOM)."""
+    """End this worker when the indexing process dies without stopping it (SIGKILL, OOM)."""
     import multiprocessing
     from multiprocessing.connection import wait
 
@@ -102,19 +120,124 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _ready() -> int:
-    if _SETUP_ERROR is not None:
-        raise WorkerSetupFailed(_SETUP_ERROR)
-    return os.getpid()
-
-
-def _embed(texts: list[str]) -> FloatArray:
-    if _EMBEDDER is None:
-        raise WorkerSetupFailed(_SETUP_ERROR or "the worker has no embedder")
-    return _EMBEDDER.embed_documents(texts)
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling, else a RuntimeError with its text."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001 - any exception type can fail to pickle in its own way
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
 # -- the indexing process --------------------------------------------------------------------------
+class _Pool:
+    """``count`` spawned workers, a shared queue of pieces, and one result pipe per worker.
+
+    Workers take pieces straight from the queue, so no thread of the indexing process has to run
+    between two pieces (on a loaded machine that hand-off, as in ``ProcessPoolExecutor``, left the
+    workers waiting). A worker's death shows as its process sentinel: ``WorkerDied``, never a hang.
+    """
+
+    def __init__(self, factory: Callable[[], Embedder], count: int) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        self.jobs = ctx.Queue()
+        self.procs: list[Any] = []
+        self.readers: list[Any] = []
+        self.ready: set[int] = set()  # indexes of workers that loaded their model
+        self.batch = 0
+        for i in range(count):
+            reader, writer = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_work, args=(factory, self.jobs, writer), name=f"groove-embed-{i}")
+            proc.daemon = True
+            proc.start()
+            writer.close()
+            self.procs.append(proc)
+            self.readers.append(reader)
+
+    def wait_ready(self, block: bool) -> bool:
+        """True once a worker has loaded its model; waits for one when ``block``."""
+        while not self.ready:
+            if not self._receive(None if block else 0) and not block:
+                return False
+        return True
+
+    def embed(self, texts: list[str], size: int) -> list[Any]:
+        """Each piece's vectors, in order; raises the first piece's error after all are answered."""
+        self.batch += 1
+        pieces = [texts[i : i + size] for i in range(0, len(texts), size)]
+        for i, piece in enumerate(pieces):
+            self.jobs.put((self.batch, i, piece))
+        got: dict[int, Any] = {}
+        errors: dict[int, BaseException] = {}
+        while len(got) + len(errors) < len(pieces):
+            for batch, piece, vectors, error in self._receive(None):
+                if batch != self.batch:
+                    continue
+                if error is not None:
+                    errors[piece] = error
+                else:
+                    got[piece] = vectors
+        if errors:
+            raise errors[min(errors)]
+        return [got[i] for i in range(len(pieces))]
+
+    def _receive(self, timeout: float | None) -> list[tuple[int, int, Any, BaseException | None]]:
+        """The result messages ready within ``timeout``; ready messages are counted here.
+
+        Raises ``WorkerSetupFailed`` for a worker that could not load its model and ``WorkerDied``
+        for one whose process ended (what it sent before is read first).
+        """
+        from multiprocessing.connection import wait
+
+        sentinels = {p.sentinel: i for i, p in enumerate(self.procs)}
+        ready = wait([*self.readers, *sentinels], timeout)
+        dead = [sentinels[r] for r in ready if r in sentinels]
+        out = []
+        for conn in (r for r in ready if r not in sentinels):
+            i = self.readers.index(conn)
+            try:
+                message = conn.recv()
+            except EOFError:  # the worker is gone; its sentinel says how
+                dead.append(i)
+                continue
+            if message[0] != "ready":
+                out.append(message)
+            elif message[1] is not None:
+                raise WorkerSetupFailed(message[1])
+            else:
+                self.ready.add(i)
+        if dead:
+            raise WorkerDied(_ended(self.procs[dead[0]]))
+        return out
+
+    def close(self, *, kill: bool) -> None:
+        """Stop every worker: a loaded one after its piece, one still loading (or all, ``kill``) now."""
+        for i, proc in enumerate(self.procs):
+            if kill or i not in self.ready:
+                proc.terminate()
+            else:
+                self.jobs.put(None)
+        for proc in self.procs:
+            proc.join(JOIN_SECONDS)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        self.jobs.cancel_join_thread()  # pieces nobody will take must not keep this process alive
+        self.jobs.close()
+        for reader in self.readers:
+            reader.close()
+
+
+def _ended(proc: Any) -> str:
+    proc.join(JOIN_SECONDS)  # its pipe closed as it ended: the exit code is moments away
+    code = proc.exitcode
+    if code is not None and code < 0:
+        return f"worker process {proc.pid} was killed by signal {-code} ({signal.Signals(-code).name})"
+    return f"worker process {proc.pid} exited with code {code}"
+
+
 class EmbedWorkers:
     """``embed_documents`` for one index run, spread over ``count`` worker processes when it pays.
 
@@ -132,9 +255,7 @@ class EmbedWorkers:
         self.warn = warn
         self.pieces = 0
         self.texts = 0  # texts this run asked for so far
-        self._pool: ProcessPoolExecutor | None = None
-        self._ready: list[Future[int]] = []
-        self._usable = False  # a worker has loaded its model
+        self._pool: _Pool | None = None
         self._off = count <= 1  # one worker is the indexing process itself
 
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:
@@ -142,63 +263,35 @@ class EmbedWorkers:
         self.texts += len(texts)
         if self._pool is None and not self._off and self.texts >= MIN_TEXTS:
             self._start()
-        if self._pool is not None:
+        if self._pool is not None and texts:
             try:
-                if self._is_ready():
-                    return self._scatter(texts)
-            except (BrokenProcessPool, WorkerSetupFailed) as exc:
+                if self._pool.wait_ready(self.wait_ready):
+                    return self._scatter(self._pool, texts)
+            except (WorkerDied, WorkerSetupFailed, OSError, EOFError) as exc:
                 self._give_up(exc)
         return self.embedder.embed_documents(texts)  # also while the workers load
-
-    def _is_ready(self) -> bool:
-        """True once a worker has loaded its model (at once when ``wait_ready``); raises
-        ``WorkerSetupFailed`` or ``BrokenProcessPool`` when the workers could not start."""
-        if not self._usable:
-            if not (self.wait_ready or any(f.done() for f in self._ready)):
-                return False
-            next((f for f in self._ready if f.done()), self._ready[0]).result()
-            self._usable = True
-        return True
 
     def _start(self) -> None:
         self._off = True  # one attempt per run
         try:
             factory = self.embedder.parallel_factory()
-            if factory is None:
-                return
-            import multiprocessing
-
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.count,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_setup,
-                initargs=(factory,),
-            )
-            self._ready = [self._pool.submit(_ready) for _ in range(self.count)]
+            if factory is not None:
+                self._pool = _Pool(factory, self.count)
         except Exception as exc:  # noqa: BLE001 - no processes (limits, a bad factory): embed here
             self._give_up(exc)
 
-    def _scatter(self, texts: list[str]) -> FloatArray:
+    def _scatter(self, pool: _Pool, texts: list[str]) -> FloatArray:
         import numpy as np
 
-        pool = self._pool
-        assert pool is not None
-        size = max(
-            1, min(int(self.embedder.batch_size), math.ceil(len(texts) / (self.count * PIECES_PER_WORKER)))
-        )
-        futures = [pool.submit(_embed, texts[i : i + size]) for i in range(0, len(texts), size)]
-        try:
-            parts = [f.result() for f in futures]
-        finally:
-            for f in futures:
-                f.cancel()
-        out = np.concatenate(parts) if parts else np.zeros((0, self.embedder.dimension), np.float32)
+        per_piece = math.ceil(len(texts) / (self.count * PIECES_PER_WORKER))
+        parts = pool.embed(texts, max(1, min(int(self.embedder.batch_size), per_piece)))
+        out = np.concatenate(parts)
         if out.shape != (len(texts), self.embedder.dimension):
             raise ModelError(
                 f'embedding model "{self.embedder.id}" returned {out.shape} from its worker processes, '
                 f"expected ({len(texts)}, {self.embedder.dimension})"
             )
-        self.pieces += len(futures)
+        self.pieces += len(parts)
         return out
 
     def _give_up(self, exc: BaseException) -> None:
@@ -207,11 +300,13 @@ class EmbedWorkers:
             f"warning: embedding worker processes stopped ({reason}); embedding the rest of this run in "
             "the indexing process. Set [index].embed_workers = 1 to always embed there."
         )
-        self.close()
+        self._close(kill=True)
 
     def close(self) -> None:
-        """Stop the workers (queued pieces are dropped; a piece being embedded is waited for)."""
-        pool, self._pool, self._ready = self._pool, None, []
+        """Stop the workers (a piece being embedded is waited for, up to ``JOIN_SECONDS``)."""
+        self._close(kill=False)
+
+    def _close(self, *, kill: bool) -> None:
+        pool, self._pool = self._pool, None
         if pool is not None:
-            with contextlib.suppress(Exception):
-                pool.shutdown(wait=True, cancel_futures=True)
+            pool.close(kill=kill)
