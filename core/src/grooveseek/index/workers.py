@@ -167,18 +167,18 @@ class _Pool:
         """Each piece's vectors, in order; raises the first piece's error after all are answered."""
         self.batch += 1
         pieces = [texts[i : i + size] for i in range(0, len(texts), size)]
-        for i, piece in enumerate(pieces):
-            self.jobs.put((self.batch, i, piece))
+        for i, texts_of_piece in enumerate(pieces):
+            self.jobs.put((self.batch, i, texts_of_piece))
         got: dict[int, Any] = {}
         errors: dict[int, BaseException] = {}
         while len(got) + len(errors) < len(pieces):
-            for batch, piece, vectors, error in self._receive(None):
+            for batch, index, vectors, error in self._receive(None):
                 if batch != self.batch:
                     continue
                 if error is not None:
-                    errors[piece] = error
+                    errors[index] = error
                 else:
-                    got[piece] = vectors
+                    got[index] = vectors
         if errors:
             raise errors[min(errors)]
         return [got[i] for i in range(len(pieces))]
@@ -194,11 +194,11 @@ class _Pool:
         sentinels = {p.sentinel: i for i, p in enumerate(self.procs)}
         ready = wait([*self.readers, *sentinels], timeout)
         dead = [sentinels[r] for r in ready if r in sentinels]
-        out = []
+        out: list[tuple[int, int, Any, BaseException | None]] = []
         for conn in (r for r in ready if r not in sentinels):
             i = self.readers.index(conn)
             try:
-                message = conn.recv()
+                message: Any = self.readers[i].recv()
             except EOFError:  # the worker is gone; its sentinel says how
                 dead.append(i)
                 continue
