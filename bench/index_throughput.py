@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -81,8 +82,17 @@ def tree_rss_kib(root: int) -> int:
     return total
 
 
-def run_once(config: Path, db: Path) -> tuple[float, float, int, int]:
-    """(chunks/s, wall s, peak tree RSS in MiB, chunks) of one ``groove index --force`` run."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(config: Path, db: Path) -> tuple[float, float, int, int, float]:
+    """(chunks/s, wall s, peak tree RSS in MiB, chunks, CPU s) of one ``groove index --force`` run.
+
+    The CPU time is the process's and its workers' (reaped children count into their parent's).
+    """
+    cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.Popen(
         [str(GROOVE), "--config", str(config), "index", "--index-path", str(db), "--force", "--quiet"],
@@ -108,7 +118,7 @@ def run_once(config: Path, db: Path) -> tuple[float, float, int, int]:
     if proc.returncode != 0 or match is None:
         raise SystemExit(f"groove index failed ({proc.returncode}):\n{err}")
     ms, chunks = int(match.group(1)), int(match.group(2))
-    return chunks / (ms / 1000), wall, peak // 1024, chunks
+    return chunks / (ms / 1000), wall, peak // 1024, chunks, _children_cpu() - cpu
 
 
 def load() -> str:
@@ -128,12 +138,12 @@ def bench_model(model: str, corpus: Path, runs: int, workers: int, work: Path) -
     rss: dict[str, list[int]] = {name: [] for name in legs}
     for r in range(runs):
         for name in legs:
-            rate, wall, peak, chunks = run_once(configs[name], work / model / "index.db")
+            rate, wall, peak, chunks, cpu = run_once(configs[name], work / model / "index.db")
             rates[name].append(rate)
             rss[name].append(peak)
             print(
                 f"{model:<20} run {r + 1}  embed_workers={name:<15} {rate:6.1f} chunks/s wall {wall:6.1f} s  "
-                f"peak tree RSS {peak:5d} MiB  {chunks} chunks  load {load()}",
+                f"peak tree RSS {peak:5d} MiB  CPU {cpu:5.1f} s  {chunks} chunks  load {load()}",
                 flush=True,
             )
     base, par = (statistics.median(rates[n]) for n in legs)

@@ -112,3 +112,24 @@ def test_a_part_returning_the_wrong_shape_is_named():
     en.embed_query = lambda text: np.zeros(3, dtype=np.float32)  # type: ignore[method-assign]
     with pytest.raises(ModelError, match=r"'en' \(part of 'en\+multi'\).*shape \(3,\)"):
         both.embed_query("copy")
+
+
+class Buildable(FakeEmbedder):
+    """A part whose worker copy is built by ``functools.partial(Buildable, dimension, id)``."""
+
+    def parallel_factory(self):
+        import functools
+
+        return functools.partial(Buildable, self.dimension, self.id)
+
+
+def test_the_parallel_factory_builds_every_part_or_none_at_all() -> None:
+    both = CompositeEmbedder([Buildable(8, "a"), Buildable(4, "b")])
+    factory = both.parallel_factory()
+    assert factory is not None
+    built = factory()
+    assert isinstance(built, CompositeEmbedder) and built.id == "a+b" and built.dimension == 12
+    texts = ["one text", "another text"]
+    np.testing.assert_array_equal(built.embed_documents(texts), both.embed_documents(texts))
+    mixed = CompositeEmbedder([Buildable(8, "a"), FakeEmbedder(4, "b")])
+    assert mixed.parallel_factory() is None

@@ -16,8 +16,9 @@ not even loaded. Measured on the bench sets, this routing beats any fixed mix of
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .cjk import mostly_cjk
 from .errors import ModelError
@@ -89,6 +90,14 @@ class CompositeEmbedder(Embedder):
         for part in self.parts:
             part.probe_before_reset()
 
+    def parallel_factory(self) -> Callable[[], Embedder] | None:
+        """Worker processes build every part there; a part without a factory keeps the whole
+        composite in the indexing process."""
+        factories = tuple(f for f in (part.parallel_factory() for part in self.parts) if f is not None)
+        if len(factories) < len(self.parts):
+            return None
+        return functools.partial(_built_composite, factories)
+
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         import numpy as np  # here, not at the top: the loader imports this module for its ids
 
@@ -120,3 +129,7 @@ class CompositeEmbedder(Embedder):
                 f"embedding model {part.id!r} (part of {self.id!r}) returned an array of shape "
                 f"{array.shape}, expected {shape}; this is a bug in the plugin that provides it"
             )
+
+
+def _built_composite(factories: tuple[Callable[[], Embedder], ...]) -> CompositeEmbedder:
+    return CompositeEmbedder([factory() for factory in factories])

@@ -37,7 +37,7 @@ AUTO_MAX_WORKERS = 4
 #: starting a worker (an interpreter, numpy, the runtime, the model) costs a core about a second.
 MIN_TEXTS = 128
 #: Pieces per worker per batch: small enough that no core idles long at a batch's end.
-PIECES_PER_WORKER = 4
+PIECES_PER_WORKER = 8
 #: How long closing waits for a worker to finish its piece before it is terminated.
 JOIN_SECONDS = 30.0
 
@@ -283,8 +283,8 @@ class EmbedWorkers:
     def _scatter(self, pool: _Pool, texts: list[str]) -> FloatArray:
         import numpy as np
 
-        per_piece = math.ceil(len(texts) / (self.count * PIECES_PER_WORKER))
-        parts = pool.embed(texts, max(1, min(int(self.embedder.batch_size), per_piece)))
+        # The worker's embedder batches a piece as it would any call: a piece is about balance.
+        parts = pool.embed(texts, max(1, math.ceil(len(texts) / (self.count * PIECES_PER_WORKER))))
         out = np.concatenate(parts)
         if out.shape != (len(texts), self.embedder.dimension):
             raise ModelError(
