@@ -147,6 +147,8 @@ class _Pool:
         self.readers: list[Any] = []
         self.ready: set[int] = set()  # indexes of workers that loaded their model
         self.batch = 0
+        self.sizes: dict[int, int] = {}  # pieces of each batch not yet collected
+        self.answers: dict[int, dict[int, tuple[Any, BaseException | None]]] = {}
         for i in range(count):
             reader, writer = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=_work, args=(factory, self.jobs, writer), name=f"groove-embed-{i}")
@@ -163,28 +165,29 @@ class _Pool:
                 return False
         return True
 
-    def embed(self, texts: list[str], size: int) -> list[Any]:
-        """Each piece's vectors, in order; raises the first piece's error after all are answered."""
+    def submit(self, texts: list[str], size: int) -> int:
+        """Queue ``texts`` in pieces of ``size``; returns the batch number to collect."""
         self.batch += 1
         pieces = [texts[i : i + size] for i in range(0, len(texts), size)]
-        for i, texts_of_piece in enumerate(pieces):
-            self.jobs.put((self.batch, i, texts_of_piece))
-        got: dict[int, Any] = {}
-        errors: dict[int, BaseException] = {}
-        while len(got) + len(errors) < len(pieces):
-            for batch, index, vectors, error in self._receive(None):
-                if batch != self.batch:
-                    continue
-                if error is not None:
-                    errors[index] = error
-                else:
-                    got[index] = vectors
-        if errors:
-            raise errors[min(errors)]
-        return [got[i] for i in range(len(pieces))]
+        self.sizes[self.batch], self.answers[self.batch] = len(pieces), {}
+        for i, piece in enumerate(pieces):
+            self.jobs.put((self.batch, i, piece))
+        return self.batch
 
-    def _receive(self, timeout: float | None) -> list[tuple[int, int, Any, BaseException | None]]:
-        """The result messages ready within ``timeout``; ready messages are counted here.
+    def collect(self, batch: int) -> list[Any]:
+        """Each piece's vectors, in order; raises the first piece's error once all are answered."""
+        answers = self.answers[batch]
+        while len(answers) < self.sizes[batch]:
+            self._receive(None)
+        del self.answers[batch], self.sizes[batch]
+        ordered = [answers[i] for i in range(len(answers))]
+        errors = [error for _, error in ordered if error is not None]
+        if errors:
+            raise errors[0]
+        return [vectors for vectors, _ in ordered]
+
+    def _receive(self, timeout: float | None) -> bool:
+        """Read the messages ready within ``timeout`` into ``answers`` and ``ready``; False if none.
 
         Raises ``WorkerSetupFailed`` for a worker that could not load its model and ``WorkerDied``
         for one whose process ended (what it sent before is read first).
@@ -194,7 +197,6 @@ class _Pool:
         sentinels = {p.sentinel: i for i, p in enumerate(self.procs)}
         ready = wait([*self.readers, *sentinels], timeout)
         dead = [sentinels[r] for r in ready if r in sentinels]
-        out: list[tuple[int, int, Any, BaseException | None]] = []
         for conn in (r for r in ready if r not in sentinels):
             i = self.readers.index(conn)
             try:
@@ -203,14 +205,16 @@ class _Pool:
                 dead.append(i)
                 continue
             if message[0] != "ready":
-                out.append(message)
+                batch, index, vectors, error = message
+                if batch in self.answers:
+                    self.answers[batch][index] = (vectors, error)
             elif message[1] is not None:
                 raise WorkerSetupFailed(message[1])
             else:
                 self.ready.add(i)
         if dead:
             raise WorkerDied(_ended(self.procs[dead[0]]))
-        return out
+        return bool(ready)
 
     def close(self, *, kill: bool) -> None:
         """Stop every worker: a loaded one after its piece, one still loading (or all, ``kill``) now."""
@@ -260,16 +264,49 @@ class EmbedWorkers:
 
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         texts = list(texts)
+        ticket = self.submit(texts)
+        vectors = None if ticket is None else self.collect(ticket, len(texts))
+        return self.embedder.embed_documents(texts) if vectors is None else vectors
+
+    def submit(self, texts: list[str]) -> int | None:
+        """Hand ``texts`` to the workers; None when they are not (yet, or no longer) in use, and
+        the caller embeds them in this process."""
         self.texts += len(texts)
         if self._pool is None and not self._off and self.texts >= MIN_TEXTS:
             self._start()
-        if self._pool is not None and texts:
-            try:
-                if self._pool.wait_ready(self.wait_ready):
-                    return self._scatter(self._pool, texts)
-            except (WorkerDied, WorkerSetupFailed, OSError, EOFError) as exc:
-                self._give_up(exc)
-        return self.embedder.embed_documents(texts)  # also while the workers load
+        if self._pool is None or not texts:
+            return None
+        try:
+            if not self._pool.wait_ready(self.wait_ready):
+                return None  # still loading: this batch is embedded here meanwhile
+            # The worker's embedder batches a piece as it would any call: a piece is about balance.
+            return self._pool.submit(texts, max(1, math.ceil(len(texts) / (self.count * PIECES_PER_WORKER))))
+        except (WorkerDied, WorkerSetupFailed, OSError, EOFError) as exc:
+            self._give_up(exc)
+        return None
+
+    def collect(self, ticket: int, count: int) -> FloatArray | None:
+        """The vectors of a submitted batch of ``count`` texts; None when the workers stopped.
+
+        A piece's own error (the worker's embedder raised) is raised here, as in process.
+        """
+        import numpy as np
+
+        if self._pool is None:
+            return None
+        try:
+            parts = self._pool.collect(ticket)
+        except (WorkerDied, WorkerSetupFailed, OSError, EOFError) as exc:
+            self._give_up(exc)
+            return None
+        out = np.concatenate(parts)
+        if out.shape != (count, self.embedder.dimension):
+            raise ModelError(
+                f'embedding model "{self.embedder.id}" returned {out.shape} from its worker processes, '
+                f"expected ({count}, {self.embedder.dimension})"
+            )
+        self.pieces += len(parts)
+        return out
 
     def _start(self) -> None:
         self._off = True  # one attempt per run
@@ -279,20 +316,6 @@ class EmbedWorkers:
                 self._pool = _Pool(factory, self.count)
         except Exception as exc:  # noqa: BLE001 - no processes (limits, a bad factory): embed here
             self._give_up(exc)
-
-    def _scatter(self, pool: _Pool, texts: list[str]) -> FloatArray:
-        import numpy as np
-
-        # The worker's embedder batches a piece as it would any call: a piece is about balance.
-        parts = pool.embed(texts, max(1, math.ceil(len(texts) / (self.count * PIECES_PER_WORKER))))
-        out = np.concatenate(parts)
-        if out.shape != (len(texts), self.embedder.dimension):
-            raise ModelError(
-                f'embedding model "{self.embedder.id}" returned {out.shape} from its worker processes, '
-                f"expected ({len(texts)}, {self.embedder.dimension})"
-            )
-        self.pieces += len(parts)
-        return out
 
     def _give_up(self, exc: BaseException) -> None:
         reason = str(exc) or type(exc).__name__

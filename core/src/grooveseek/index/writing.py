@@ -10,6 +10,10 @@ plugin bug, a crash on odd input) and any failed write is a skip through the ind
 the model still embeds a probe text is skipped; when the probe fails too, no file is at fault and
 the run stops (``RunFailed``). The writer reads and
 updates its indexer's counters, lines and settled set, so the watcher's own wording applies here.
+
+Inside ``parallel()`` (an index run, ``index.workers``), a batch goes to the worker processes and is
+written at the next flush, so this process parses and writes while they embed; one batch is in
+flight at most, and batches are written in the order they were read.
 """
 
 from __future__ import annotations
@@ -66,19 +70,66 @@ class Writer:
     def __init__(self, host: Indexer) -> None:
         self.host = host
         self.workers: EmbedWorkers | None = None
+        # The batch the workers are embedding while this process parses the next one.
+        self._inflight: tuple[list[Prepared], list[str], int] | None = None
 
     @contextmanager
     def parallel(self, count: int) -> Iterator[EmbedWorkers]:
-        """Embed in up to ``count`` worker processes until the block ends (``index.workers``)."""
+        """Embed in up to ``count`` worker processes until the block ends (``index.workers``).
+
+        A batch handed to the workers is written at the next flush, or when the block ends; a block
+        left by an exception drops it (the run failed; its files keep their rows).
+        """
         self.workers = workers = EmbedWorkers(self.host.embedder, count, self.host.reporter.warn)
         try:
             yield workers
+            self.drain()
         finally:
+            self._inflight = None
             self.workers = None
             workers.close()
 
     def flush(self, batch: list[Prepared]) -> None:
-        """Embed one batch and write each file in its own transaction."""
+        """Embed one batch and write each file in its own transaction; with workers, hand it to
+        them and write the batch they embedded before."""
+        ticket = None
+        if self.workers is not None:
+            texts = self.fresh_texts(batch)
+            ticket = self.workers.submit(texts) if texts else None
+        if ticket is None:
+            self.drain()
+            self.flush_here(batch)
+            return
+        self.host.counts.accepted_batches += 1
+        previous, self._inflight = self._inflight, (batch, texts, ticket)
+        if previous is not None:
+            self.finish(*previous)
+
+    def drain(self) -> None:
+        """Write the batch the workers hold, if any."""
+        previous, self._inflight = self._inflight, None
+        if previous is not None:
+            self.finish(*previous)
+
+    def finish(self, batch: list[Prepared], texts: list[str], ticket: int) -> None:
+        assert self.workers is not None
+        try:
+            vectors = self.workers.collect(ticket, len(texts))
+        except (KeyboardInterrupt, SystemExit, GrooveError):
+            raise
+        except BaseException:  # noqa: BLE001 - which file is at fault? each is embedded on its own
+            self.write_each(batch)
+            return
+        if vectors is None:  # the workers stopped: this batch is embedded here
+            self.flush_here(batch)
+            return
+        fresh = dict(zip(texts, vectors, strict=True))
+        for prepared, file_vectors in zip(batch, self.assemble(batch, fresh), strict=True):
+            with self.host._guarded(prepared.rel):
+                self.write(prepared, file_vectors)
+
+    def flush_here(self, batch: list[Prepared]) -> None:
+        """Embed one batch now (in this process, or through the workers and waiting) and write it."""
         host = self.host
         try:
             vectors = self.embed(batch)
@@ -125,8 +176,17 @@ class Writer:
     def embed(self, batch: list[Prepared]) -> list[FloatArray]:
         """Every chunk's vector, per file: reused ones as stored, the rest embedded once per
         distinct text across the batch."""
-        unique = list(dict.fromkeys(p.texts[i] for p in batch for i in p.missing))
+        unique = self.fresh_texts(batch)
         fresh = dict(zip(unique, self.embed_texts(batch, unique), strict=True)) if unique else {}
+        return self.assemble(batch, fresh)
+
+    @staticmethod
+    def fresh_texts(batch: list[Prepared]) -> list[str]:
+        """The distinct texts of the batch that need a vector, in first-seen order."""
+        return list(dict.fromkeys(p.texts[i] for p in batch for i in p.missing))
+
+    @staticmethod
+    def assemble(batch: list[Prepared], fresh: dict[str, FloatArray]) -> list[FloatArray]:
         out = []
         for p in batch:
             texts = p.texts
