@@ -35,9 +35,9 @@ def _small_runs_use_workers(monkeypatch: pytest.MonkeyPatch) -> list[workers.Emb
     seen: list[workers.EmbedWorkers] = []
     close = workers.EmbedWorkers.close
 
-    def recording_close(self: workers.EmbedWorkers) -> None:
+    def recording_close(self: workers.EmbedWorkers, *, now: bool = False) -> None:
         seen.append(self)
-        close(self)
+        close(self, now=now)
 
     monkeypatch.setattr(workers.EmbedWorkers, "close", recording_close)
     return seen

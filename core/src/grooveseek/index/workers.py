@@ -6,8 +6,9 @@ single-threaded copy of the model does. ``EmbedWorkers`` owns those processes fo
 starts them once the run has asked for ``MIN_TEXTS`` texts (so a small run never pays for them),
 keeps embedding in the indexing process until one has loaded its model, then splits each batch
 into pieces the workers embed in any order and puts the vectors back in input order. Parsing and
-writing stay in the indexing process, so the index is written exactly as before; only where the
-vectors are computed changes, and a worker's vectors equal the indexing process's.
+writing stay in the indexing process (``Writer`` writes one batch while the workers embed the
+next), so the index is written exactly as before; only where the vectors are computed changes,
+and a worker's vectors equal the indexing process's.
 
 Only embedders whose ``parallel_factory()`` returns a factory are embedded this way; the others,
 and any run with ``[index].embed_workers = 1``, embed in the indexing process as before. A worker
@@ -24,14 +25,14 @@ import pickle
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ModelError
 from ..interfaces import Embedder, FloatArray
 
 #: ``[index].embed_workers`` unset: one worker per usable core, at most this many (each holds its
-#: own copy of the model: about 150 MB for minilm-l6-int8, more for bigger models).
+#: own copy of the model: about 260 MiB resident for minilm-l6-int8, more for bigger models).
 AUTO_MAX_WORKERS = 4
 #: A run starts its workers once it has asked for this many texts; smaller runs never do, since
 #: starting a worker (an interpreter, numpy, the runtime, the model) costs a core about a second.
@@ -243,7 +244,7 @@ def _ended(proc: Any) -> str:
 
 
 class EmbedWorkers:
-    """``embed_documents`` for one index run, spread over ``count`` worker processes when it pays.
+    """The worker processes of one index run: ``submit`` a batch's texts, ``collect`` their vectors.
 
     ``pieces`` counts the pieces the workers embedded (tests read it to know the path was taken).
     Call ``close()`` when the run ends, however it ends.
@@ -261,12 +262,6 @@ class EmbedWorkers:
         self.texts = 0  # texts this run asked for so far
         self._pool: _Pool | None = None
         self._off = count <= 1  # one worker is the indexing process itself
-
-    def embed_documents(self, texts: Sequence[str]) -> FloatArray:
-        texts = list(texts)
-        ticket = self.submit(texts)
-        vectors = None if ticket is None else self.collect(ticket, len(texts))
-        return self.embedder.embed_documents(texts) if vectors is None else vectors
 
     def submit(self, texts: list[str]) -> int | None:
         """Hand ``texts`` to the workers; None when they are not (yet, or no longer) in use, and
@@ -325,9 +320,10 @@ class EmbedWorkers:
         )
         self._close(kill=True)
 
-    def close(self) -> None:
-        """Stop the workers (a piece being embedded is waited for, up to ``JOIN_SECONDS``)."""
-        self._close(kill=False)
+    def close(self, *, now: bool = False) -> None:
+        """Stop the workers: after the piece each is embedding (up to ``JOIN_SECONDS``), or ``now``
+        when the run failed and nothing they hold will be written."""
+        self._close(kill=now)
 
     def _close(self, *, kill: bool) -> None:
         pool, self._pool = self._pool, None

@@ -81,13 +81,15 @@ class Writer:
         left by an exception drops it (the run failed; its files keep their rows).
         """
         self.workers = workers = EmbedWorkers(self.host.embedder, count, self.host.reporter.warn)
+        failed = True
         try:
             yield workers
             self.drain()
+            failed = False
         finally:
             self._inflight = None
             self.workers = None
-            workers.close()
+            workers.close(now=failed)
 
     def flush(self, batch: list[Prepared]) -> None:
         """Embed one batch and write each file in its own transaction; with workers, hand it to
@@ -129,7 +131,7 @@ class Writer:
                 self.write(prepared, file_vectors)
 
     def flush_here(self, batch: list[Prepared]) -> None:
-        """Embed one batch now (in this process, or through the workers and waiting) and write it."""
+        """Embed one batch in this process now and write it."""
         host = self.host
         try:
             vectors = self.embed(batch)
@@ -195,9 +197,10 @@ class Writer:
         return out
 
     def embed_texts(self, batch: list[Prepared], texts: list[str]) -> FloatArray:
-        embed = self.host.embedder.embed_documents if self.workers is None else self.workers.embed_documents
         try:
-            vectors = embed(texts)
+            # In this process: a batch the workers take goes through ``flush``; this is a batch
+            # they were not (yet) taking, or one file retried on its own.
+            vectors = self.host.embedder.embed_documents(texts)
         except EmbeddingRejected as exc:
             self.host.counts.accepted_batches += exc.accepted
             raise
