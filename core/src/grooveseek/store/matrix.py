@@ -16,16 +16,32 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from typing import cast
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, cast
 
 import apsw
 import attrs
 import numpy as np
 
-__all__ = ["GENERATION_KEY", "VectorMatrix", "install_generation_triggers", "matrix_for", "top_k"]
+__all__ = [
+    "GENERATION_KEY",
+    "VectorMatrix",
+    "install_generation_triggers",
+    "matrix_for",
+    "top_k",
+    "top_k_many",
+    "vectors_by_id",
+]
 
 GENERATION_KEY = "vectors_generation"
 _KEEP = 3  # generations cached per process (current, and the ones older snapshots may still read)
+# top_k_many: at most this many bytes of scores and partition indices per block of query rows.
+BLOCK_BYTES = 64 << 20
+# Unit vectors: a float32 inner product is off by far less than this (about 1e-6 at 384 dimensions),
+# so every row that could be among the k nearest by exact distance scores within it of the k-th best.
+SCORE_WINDOW = 1e-4
+_EXACT_ROWS = 4096
 
 _BUMP = (
     f"insert or replace into index_meta(key, value) values ('{GENERATION_KEY}', lower(hex(randomblob(8))))"
@@ -47,10 +63,17 @@ class VectorMatrix:
     ids: np.ndarray
     vectors: np.ndarray
     quality: np.ndarray
+    #: Row positions in chunk-id order, so ``vectors_by_id`` finds rows by binary search.
+    order: np.ndarray = attrs.field(init=False)
+
+    @order.default
+    def _order(self) -> np.ndarray:
+        return np.argsort(self.ids, kind="stable")
 
 
 _CACHE: OrderedDict[tuple[str, str], VectorMatrix] = OrderedDict()
 _LOCK = threading.Lock()
+_CONTROLLER: Any = None  # threadpoolctl's controller, made on the first batched scan
 
 
 def _load(conn: apsw.Connection, dimension: int) -> VectorMatrix:
@@ -86,6 +109,19 @@ def matrix_for(conn: apsw.Connection, db_path: str, dimension: int) -> VectorMat
     return built
 
 
+def vectors_by_id(matrix: VectorMatrix, ids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The stored vectors of ``ids`` (rows of the matrix, not copies); ids without a vector are
+    absent. The same bytes as reading ``vec_chunks`` in the same snapshot, without a lookup per id."""
+    wanted = np.fromiter(ids, dtype=np.int64, count=len(ids))
+    if matrix.ids.size == 0 or wanted.size == 0:
+        return {}
+    ordered = matrix.ids[matrix.order]
+    at = np.minimum(np.searchsorted(ordered, wanted), ordered.size - 1)
+    rows = matrix.order[at]
+    found = ordered[at] == wanted
+    return {int(cid): matrix.vectors[row] for cid, row, ok in zip(wanted, rows, found, strict=True) if ok}
+
+
 def top_k(
     matrix: VectorMatrix, query: np.ndarray, k: int, min_quality: float = 0.0
 ) -> list[tuple[int, float]]:
@@ -97,13 +133,79 @@ def top_k(
     """
     if matrix.ids.size == 0 or k <= 0:
         return []
-    scores = matrix.vectors @ query.astype(np.float32, copy=False)
+    q = query.astype(np.float32, copy=False)
+    scores = matrix.vectors @ q
     if min_quality > 0:
         scores = np.where(matrix.quality >= min_quality, scores, -np.inf)
     k = min(k, int(np.count_nonzero(np.isfinite(scores))))
     if k <= 0:
         return []
-    part = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
-    distances = np.linalg.norm(matrix.vectors[part] - query.astype(np.float32, copy=False), axis=1)
-    ranked = sorted(zip(distances.tolist(), matrix.ids[part].tolist(), strict=True))
-    return [(int(cid), float(d)) for d, cid in ranked]
+    kth = scores[np.argpartition(scores, scores.size - k)[scores.size - k]]
+    return _exact(matrix, scores, kth, q, k)
+
+
+def top_k_many(
+    matrix: VectorMatrix, queries: np.ndarray, k: int, min_quality: float = 0.0
+) -> list[list[tuple[int, float]]]:
+    """``top_k`` for every row of ``queries`` (m x d) with one matrix product per block of rows:
+    the same neighbours, distances and order as ``top_k`` row by row (the connection graph expands
+    a breadth-first layer with one call). Blocks keep the m x n scores within ``BLOCK_BYTES``."""
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    n, m = matrix.ids.size, queries.shape[0]
+    passing = matrix.quality >= min_quality if min_quality > 0 else None
+    k = min(k, n if passing is None else int(np.count_nonzero(passing)))
+    if k <= 0:
+        return [[] for _ in range(m)]
+    # Masked chunks score -inf: one broadcast add per block instead of a boolean column scatter.
+    bias = None if passing is None else np.where(passing, 0.0, -np.inf).astype(np.float32)
+    # Per row of a block: the float32 scores plus argpartition's int64 indices.
+    rows = max(1, BLOCK_BYTES // (12 * n))
+    out: list[list[tuple[int, float]]] = []
+    for start in range(0, m, rows):
+        block = queries[start : start + rows]
+        with _one_blas_thread():
+            scores = block @ matrix.vectors.T
+        if bias is not None:
+            scores += bias
+        part = np.argpartition(scores, n - k, axis=1)[:, n - k]
+        kth = scores[np.arange(len(block)), part]
+        out.extend(_exact(matrix, scores[i], kth[i], block[i], k) for i in range(len(block)))
+    return out
+
+
+def _one_blas_thread() -> AbstractContextManager[object]:
+    """One BLAS thread for a block's matrix product. On this shared 2-core machine OpenBLAS's
+    thread per core made the graph's products 2-4x slower under load (docs/performance.md); a
+    server answers concurrent requests in parallel instead. Limiting costs about 12 µs."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        with _LOCK:
+            _CONTROLLER = _CONTROLLER or ThreadpoolController()
+    return cast(AbstractContextManager[object], _CONTROLLER.limit(limits=1, user_api="blas"))
+
+
+def _exact(
+    matrix: VectorMatrix, scores: np.ndarray, kth: float, query: np.ndarray, k: int
+) -> list[tuple[int, float]]:
+    """The final choice among the rows scoring within ``SCORE_WINDOW`` of the k-th best score:
+    exact L2 distances, ordered by (distance, chunk id), first ``k``.
+
+    The window makes the answer a function of the distances alone: a matrix-vector and a
+    matrix-matrix product may round a score differently in the last bit, and ``argpartition``
+    splits exact ties at the k-th score arbitrarily; re-ranking every near-tie by the exact
+    distance and then by chunk id picks the same k rows either way, the smallest ids among equals,
+    as sqlite-vec does.
+    """
+    candidates = np.flatnonzero(scores >= kth - SCORE_WINDOW)
+    # Sliced so that a window of many near-duplicates never copies more than a few MB at once.
+    distances = np.concatenate(
+        [
+            np.linalg.norm(matrix.vectors[candidates[at : at + _EXACT_ROWS]] - query, axis=1)
+            for at in range(0, candidates.size, _EXACT_ROWS)
+        ]
+    )
+    ids = matrix.ids[candidates]
+    order = np.lexsort((ids, distances))[:k]
+    return list(zip(ids[order].tolist(), distances[order].tolist(), strict=True))

@@ -93,6 +93,7 @@ class Store:
         self.vec_dimension = core.vectors.dimension
         self.ensure_vec_table = core.vectors.ensure
         self.knn = core.vectors.knn
+        self.knn_many = core.vectors.knn_many
 
     def chunk_texts(self) -> Iterator[tuple[str, str | None, str, str]]:
         """``(path, heading, context, content)`` of every chunk, by path and chunk order (streamed)."""
