@@ -423,19 +423,37 @@ class _Walk:
         return [(cid, paths[cid], dist) for cid, dist in hits if cid in paths][: self.params.fan_out * 2]
 
     def _neighbours_many(self, vectors: np.ndarray) -> list[list[tuple[int, str, float]]]:
-        """``_neighbours`` for each row of ``vectors``: one ``knn_many`` and one filter read."""
+        """``_neighbours`` for each row of ``vectors``: one ``knn_many``, then the filter verdicts
+        of only as many candidates as the rows need.
+
+        A row's answer is its first ``fan_out × 2`` candidates that pass the filters, so only the
+        candidates up to the last of those can matter; the verdicts are read in rounds (the next
+        ``fan_out × 2``, then twice as many, ...) for the rows still short of survivors. With a
+        filter almost every chunk passes (the quality threshold), one round reads about a tenth
+        of the over-fetched candidates.
+        """
         rows = self.store.knn_many(vectors, self._knn_size())
         self.knn_queries += len(rows)
-        # A chunk's filter verdict and path cannot change within the walk's snapshot, so each
-        # candidate is read once per walk however many expansions meet it.
-        unseen = list(dict.fromkeys(cid for hits in rows for cid, _ in hits if cid not in self.paths))
+        n = self.params.fan_out * 2
+        out: list[list[tuple[int, str, float]]] = [[] for _ in rows]
+        read, step = [0] * len(rows), n
+        while short := [i for i, hits in enumerate(rows) if len(out[i]) < n and read[i] < len(hits)]:
+            self._read_paths([cid for i in short for cid, _ in rows[i][read[i] : read[i] + step]])
+            for i in short:
+                for cid, distance in rows[i][read[i] : read[i] + step]:
+                    path = self.paths[cid]
+                    if path is not None and len(out[i]) < n:
+                        out[i].append((cid, path, distance))
+                read[i] += step
+            step *= 2
+        return out
+
+    def _read_paths(self, ids: Sequence[int]) -> None:
+        """Record the path (None: filtered out) of every id not yet known. A verdict cannot change
+        within the walk's snapshot, so each candidate is read once per walk."""
+        unseen = list(dict.fromkeys(cid for cid in ids if cid not in self.paths))
         found = self.store.graph_candidate_paths(unseen, self.filters) if unseen else {}
         self.paths.update((cid, found.get(cid)) for cid in unseen)
-        n = self.params.fan_out * 2
-        return [
-            [(cid, path, dist) for cid, dist in hits if (path := self.paths[cid]) is not None][:n]
-            for hits in rows
-        ]
 
     def _accept(self, node_id: int, neighbours: Sequence[tuple[int, str, float]]) -> None:
         """R6.60 acceptance of one expansion's candidates, in distance order."""

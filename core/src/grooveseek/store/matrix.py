@@ -158,8 +158,8 @@ def top_k_many(
         return [[] for _ in range(m)]
     # Masked chunks score -inf: one broadcast add per block instead of a boolean column scatter.
     bias = None if passing is None else np.where(passing, 0.0, -np.inf).astype(np.float32)
-    # Per row of a block: the float32 scores plus argpartition's int64 indices.
-    rows = max(1, BLOCK_BYTES // (12 * n))
+    # Per row of a block: the float32 scores, argpartition's int64 indices and a window mask.
+    rows = max(1, BLOCK_BYTES // (13 * n))
     out: list[list[tuple[int, float]]] = []
     for start in range(0, m, rows):
         block = queries[start : start + rows]
@@ -167,9 +167,34 @@ def top_k_many(
             scores = block @ matrix.vectors.T
         if bias is not None:
             scores += bias
-        part = np.argpartition(scores, n - k, axis=1)[:, n - k]
-        kth = scores[np.arange(len(block)), part]
-        out.extend(_exact(matrix, scores[i], kth[i], block[i], k) for i in range(len(block)))
+        out.extend(_exact_block(matrix, scores, block, k))
+    return out
+
+
+def _exact_block(
+    matrix: VectorMatrix, scores: np.ndarray, block: np.ndarray, k: int
+) -> list[list[tuple[int, float]]]:
+    """``_exact`` for every row of a block, vectorised for the usual row whose window holds just
+    its top k; a row with near-ties past the k-th score goes through ``_exact`` itself."""
+    n = scores.shape[1]
+    top = np.argpartition(scores, n - k, axis=1)[:, n - k :]
+    kth = np.take_along_axis(scores, top, axis=1).min(axis=1)
+    wide = np.count_nonzero(scores >= (kth - SCORE_WINDOW)[:, None], axis=1) > k
+    out: list[list[tuple[int, float]]] = []
+    step = max(1, _EXACT_ROWS // k)  # rows whose k candidate vectors are gathered at once
+    for at in range(0, len(block), step):
+        chosen = top[at : at + step]
+        ids = matrix.ids[chosen]
+        distances = np.linalg.norm(matrix.vectors[chosen] - block[at : at + step, None, :], axis=2)
+        order = np.lexsort((ids, distances))  # per row: by distance, then chunk id
+        ranked = zip(
+            np.take_along_axis(ids, order, axis=1).tolist(),
+            np.take_along_axis(distances, order, axis=1).tolist(),
+            strict=True,
+        )
+        for i, (row_ids, row_distances) in enumerate(ranked, start=at):
+            exact = list(zip(row_ids, row_distances, strict=True))
+            out.append(_exact(matrix, scores[i], kth[i], block[i], k) if wide[i] else exact)
     return out
 
 
