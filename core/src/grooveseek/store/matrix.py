@@ -13,6 +13,7 @@ readers still holding an older snapshot during a rebuild keep theirs.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import OrderedDict
@@ -88,6 +89,11 @@ def _load(conn: apsw.Connection, dimension: int) -> VectorMatrix:
     return VectorMatrix(ids=ids, vectors=vectors, quality=quality)
 
 
+# Resolved once per path: ``realpath`` walks the path's components on every call, and the graph
+# asks for the matrix once per batch.
+_realpath = functools.lru_cache(maxsize=64)(os.path.realpath)
+
+
 def matrix_for(conn: apsw.Connection, db_path: str, dimension: int) -> VectorMatrix | None:
     """The matrix of the snapshot ``conn`` reads now; None for an index without a generation token
     (written before the triggers existed and not yet opened for writing): the caller falls back to
@@ -95,7 +101,7 @@ def matrix_for(conn: apsw.Connection, db_path: str, dimension: int) -> VectorMat
     row = conn.execute("select value from index_meta where key = ?", (GENERATION_KEY,)).fetchall()
     if not row:
         return None
-    key = (os.path.realpath(db_path), str(row[0][0]))
+    key = (_realpath(db_path), str(row[0][0]))
     with _LOCK:
         cached = _CACHE.get(key)
         if cached is not None:
