@@ -255,3 +255,20 @@ def test_stored_vectors_come_from_the_matrix_unchanged(temp_store) -> None:
     assert from_matrix.keys() == from_sql.keys() == set(ids[::3])
     assert all(from_matrix[c].tobytes() == from_sql[c].tobytes() for c in from_sql)
     assert store.chunk_embeddings(wanted).keys() == from_sql.keys()
+
+
+def test_overlapping_products_leave_the_blas_threads_as_they_found_them() -> None:
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+    original = blas_threads()
+    first, second = matrix_module._one_blas_thread(), matrix_module._one_blas_thread()
+    first.__enter__()
+    second.__enter__()
+    assert set(blas_threads()) == {1}
+    first.__exit__(None, None, None)  # the first walk ends while the second still multiplies
+    assert set(blas_threads()) == {1}
+    second.__exit__(None, None, None)
+    assert blas_threads() == original

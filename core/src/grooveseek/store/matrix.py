@@ -13,12 +13,12 @@ readers still holding an older snapshot during a rebuild keep theirs.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
 import apsw
@@ -42,7 +42,7 @@ BLOCK_BYTES = 64 << 20
 # Unit vectors: a float32 inner product is off by far less than this (about 1e-6 at 384 dimensions),
 # so every row that could be among the k nearest by exact distance scores within it of the k-th best.
 SCORE_WINDOW = 1e-4
-_EXACT_ROWS = 4096
+_EXACT_ROWS = 4096  # candidate vectors gathered at once for exact distances (6 MB at 384 dims)
 
 _BUMP = (
     f"insert or replace into index_meta(key, value) values ('{GENERATION_KEY}', lower(hex(randomblob(8))))"
@@ -74,7 +74,12 @@ class VectorMatrix:
 
 _CACHE: OrderedDict[tuple[str, str], VectorMatrix] = OrderedDict()
 _LOCK = threading.Lock()
-_CONTROLLER: Any = None  # threadpoolctl's controller, made on the first batched scan
+# _one_blas_thread: threadpoolctl's controller (made on the first batched scan), the limit in
+# force and how many products are running under it.
+_BLAS_LOCK = threading.Lock()
+_BLAS_CONTROLLER: Any = None
+_BLAS_LIMIT: Any = None
+_BLAS_USERS = 0
 
 
 def _load(conn: apsw.Connection, dimension: int) -> VectorMatrix:
@@ -131,7 +136,8 @@ def vectors_by_id(matrix: VectorMatrix, ids: Sequence[int]) -> dict[int, np.ndar
 def top_k(
     matrix: VectorMatrix, query: np.ndarray, k: int, min_quality: float = 0.0
 ) -> list[tuple[int, float]]:
-    """The ``k`` nearest chunks by L2 distance, nearest first, ties by chunk id (as sqlite-vec).
+    """The ``k`` nearest chunks by L2 distance, nearest first; among equal distances the smallest
+    chunk ids, also at the k-th place (see ``_exact``).
 
     ``min_quality`` masks chunks below the quality threshold before the top-k, so a filter that
     almost every chunk passes costs nothing extra. Vectors are unit length, so the L2 order is the
@@ -199,22 +205,40 @@ def _exact_block(
             strict=True,
         )
         for i, (row_ids, row_distances) in enumerate(ranked, start=at):
-            exact = list(zip(row_ids, row_distances, strict=True))
-            out.append(_exact(matrix, scores[i], kth[i], block[i], k) if wide[i] else exact)
+            if wide[i]:
+                out.append(_exact(matrix, scores[i], kth[i], block[i], k))
+            else:
+                out.append(list(zip(row_ids, row_distances, strict=True)))
     return out
 
 
-def _one_blas_thread() -> AbstractContextManager[object]:
-    """One BLAS thread for a block's matrix product. On this shared 2-core machine OpenBLAS's
-    thread per core made the graph's products 2-4x slower under load (docs/performance.md); a
-    server answers concurrent requests in parallel instead. Limiting costs about 12 µs."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """One BLAS thread while any batched product runs. On this shared 2-core machine OpenBLAS's
+    thread per core made the graph's walk 1.8x slower under load (docs/performance.md); a server
+    answers concurrent requests in parallel instead.
 
-        with _LOCK:
-            _CONTROLLER = _CONTROLLER or ThreadpoolController()
-    return cast(AbstractContextManager[object], _CONTROLLER.limit(limits=1, user_api="blas"))
+    The limit is process-wide, so it is counted: the first product to start sets it and the last
+    to finish restores the original, and two overlapping walks can never leave it stuck at one
+    thread. A single-query ``top_k`` that runs meanwhile in another thread runs on one thread too.
+    """
+    global _BLAS_USERS, _BLAS_LIMIT, _BLAS_CONTROLLER
+    with _BLAS_LOCK:
+        if _BLAS_USERS == 0:
+            if _BLAS_CONTROLLER is None:
+                from threadpoolctl import ThreadpoolController
+
+                _BLAS_CONTROLLER = ThreadpoolController()
+            _BLAS_LIMIT = _BLAS_CONTROLLER.limit(limits=1, user_api="blas")  # applied on creation
+        _BLAS_USERS += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_USERS -= 1
+            if _BLAS_USERS == 0 and _BLAS_LIMIT is not None:
+                _BLAS_LIMIT.restore_original_limits()
+                _BLAS_LIMIT = None
 
 
 def _exact(
@@ -226,8 +250,8 @@ def _exact(
     The window makes the answer a function of the distances alone: a matrix-vector and a
     matrix-matrix product may round a score differently in the last bit, and ``argpartition``
     splits exact ties at the k-th score arbitrarily; re-ranking every near-tie by the exact
-    distance and then by chunk id picks the same k rows either way, the smallest ids among equals,
-    as sqlite-vec does.
+    distance and then by chunk id picks the same k rows either way, the smallest ids among equals.
+    (sqlite-vec reports the same distances but orders exactly equal ones its own way.)
     """
     candidates = np.flatnonzero(scores >= kth - SCORE_WINDOW)
     # Sliced so that a window of many near-duplicates never copies more than a few MB at once.
