@@ -115,6 +115,9 @@ def _compare_walks(store: Store, paths: list[str], seed: int, walks: int) -> Cou
 def test_the_batched_walk_answers_exactly_as_the_per_node_walk(temp_store) -> None:
     store = temp_store(DIM)
     paths = _clustered_kb(store, seed=5)
+    # A few chunks without a stored vector: they can be seeds but never expand (they stay leaves).
+    # Removed before the first scan, so the cached matrix is built without them.
+    store._core.vectors.delete([r[0] for r in store.conn.execute("select id from chunks where id % 29 = 0")])
     covered = _compare_walks(store, paths, seed=17, walks=400)
     # The comparison is only as strong as the cases it met: budgets that fire mid-walk (and so
     # mid-batch), walks several layers deep and walks that ran out of candidates.

@@ -3,7 +3,8 @@
 ``GraphParams`` is one request with the R6.64 clamps already applied (any instance is valid);
 ``connection_graph`` walks the index and returns a ``GraphResult`` whose ``as_dict`` is the R6.63
 answer. It backs ``groove graph`` and the MCP tool ``get_connection_graph`` (R7.25). No model runs:
-every expansion is a KNN on a vector already in the index. All SQL is in ``store/graph.py``.
+every expansion is a KNN on a vector already in the index, and the KNN of a batch of queued nodes
+is one ``IndexStore.knn_many`` call (one matrix product). All SQL is in ``store/graph.py``.
 """
 
 from __future__ import annotations
@@ -305,7 +306,8 @@ class _Pending:
 
 class _Walk:
     """Mutable state of one walk: nodes in insertion order, the FIFO queue, visited chunks and
-    excluded paths, the KNN count and the truncation records."""
+    excluded paths, candidates' paths read so far, the KNN count and the truncation records.
+    ``run`` walks in batches, ``run_per_node`` one KNN at a time; both give the same answer."""
 
     def __init__(self, store: IndexStore, params: GraphParams, filters: SearchFilters) -> None:
         self.store, self.params, self.filters = store, params, filters
