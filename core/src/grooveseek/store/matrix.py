@@ -74,6 +74,9 @@ class VectorMatrix:
 
 _CACHE: OrderedDict[tuple[str, str], VectorMatrix] = OrderedDict()
 _LOCK = threading.Lock()
+# Resolved once per path: ``realpath`` walks the path's components on every call, and the graph
+# asks for the matrix once per batch.
+_realpath = functools.lru_cache(maxsize=64)(os.path.realpath)
 # _one_blas_thread: threadpoolctl's controller (made on the first batched scan), the limit in
 # force and how many products are running under it.
 _BLAS_LOCK = threading.Lock()
@@ -92,11 +95,6 @@ def _load(conn: apsw.Connection, dimension: int) -> VectorMatrix:
     blob = b"".join(cast(bytes, r[1]) for r in rows)
     vectors = np.frombuffer(blob, dtype=np.float32).reshape(n, dimension)
     return VectorMatrix(ids=ids, vectors=vectors, quality=quality)
-
-
-# Resolved once per path: ``realpath`` walks the path's components on every call, and the graph
-# asks for the matrix once per batch.
-_realpath = functools.lru_cache(maxsize=64)(os.path.realpath)
 
 
 def matrix_for(conn: apsw.Connection, db_path: str, dimension: int) -> VectorMatrix | None:
