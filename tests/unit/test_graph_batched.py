@@ -154,7 +154,7 @@ def test_one_matrix_product_answers_many_expansions(temp_store) -> None:
 # -- the batched scan at the k boundary ---------------------------------------------------------------
 @pytest.fixture
 def tied(temp_store):
-    """3000 chunks: a query direction q, five chunks nearer to it than anything else, then 40 exact
+    """About 3000 chunks: a query direction q, five chunks nearer to it than anything else, then 40 exact
     copies of one vector at the same distance from q, then the rest farther away."""
     store = temp_store(DIM)
     rng = np.random.default_rng(1)
