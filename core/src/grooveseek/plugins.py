@@ -10,11 +10,12 @@ still refuse a missing id (R1.6). ``plugin_report`` lists what is installed from
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -108,8 +109,41 @@ class LoadedPlugins:
     grammar_ids: tuple[str, ...]
 
 
+# The scan of every installed distribution's metadata, kept while a command resolves its plugins
+# (``one_metadata_scan``): a command asks for four groups or more, and each ``entry_points()`` call
+# reads every distribution again (issue 16). Outside that block every call scans afresh, so a
+# distribution installed while a process runs (tests do this) is seen.
+_SCAN: dict[str, dict[str, list[EntryPoint]]] | None = None
+
+
+@contextlib.contextmanager
+def one_metadata_scan() -> Iterator[None]:
+    """Within this block every ``installed_entry_points`` call answers from one metadata scan."""
+    global _SCAN
+    outer = _SCAN
+    if outer is None:
+        _SCAN = _scan_all()
+    try:
+        yield
+    finally:
+        _SCAN = outer
+
+
+def _scan_all() -> dict[str, dict[str, list[EntryPoint]]]:
+    every = entry_points()  # one pass over the distributions; ``select`` then filters in memory
+    groups: dict[str, dict[str, list[EntryPoint]]] = {}
+    for kind in KINDS:
+        found: dict[str, list[EntryPoint]] = {}
+        for ep in every.select(group=f"grooveseek.{kind}"):
+            found.setdefault(ep.name.lower(), []).append(ep)
+        groups[kind] = found
+    return groups
+
+
 def installed_entry_points(kind: str) -> dict[str, list[EntryPoint]]:
     """Installed entry points of one group, by name, without importing anything."""
+    if _SCAN is not None and kind in _SCAN:
+        return {name: list(eps) for name, eps in _SCAN[kind].items()}
     found: dict[str, list[EntryPoint]] = {}
     for ep in entry_points(group=f"grooveseek.{kind}"):
         found.setdefault(ep.name.lower(), []).append(ep)
@@ -165,6 +199,12 @@ def _resolve_parser_ids(ids: Iterable[str]) -> list[tuple[str, str, EntryPoint]]
                 f"{', '.join(known) or 'none'}"
             )
     return out
+
+
+def check_parser_ids(ids: Iterable[str]) -> None:
+    """Raise the loader's PluginLoadError for an unknown or doubly claimed parser or grammar id,
+    from metadata alone: for commands that read no file and so import no parser (R1.6, R1.39)."""
+    _resolve_parser_ids(ids)
 
 
 def _resolve_single(kind: str, pid: str, hints: dict[str, str], what: str) -> tuple[str, str, EntryPoint]:
