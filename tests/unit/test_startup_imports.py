@@ -40,8 +40,8 @@ def test_help_imports_nothing_heavy() -> None:
 
 
 # Libraries a command that reads no file and embeds nothing has no use for (issue 16): the model
-# runtimes, the parser plugins and their YAML library, the MCP server stack; and, with no config
-# file to structure, cattrs.
+# runtimes, the parser plugins and their YAML library, the MCP server stack; with no config file to
+# structure, cattrs; and importlib.metadata, whose scan ``grooveseek.entrypoints`` replaces.
 NOT_FOR_STATUS = (
     "numpy",
     "onnxruntime",
@@ -52,9 +52,20 @@ NOT_FOR_STATUS = (
     "groove_md",
     "yaml",
     "cattrs",
+    "importlib.metadata",
 )
 # A one-shot search embeds its query, but reads no file and loads the packaged model directly.
-NOT_FOR_SEARCH = ("fastembed", "groove_md", "yaml", "mcp", "starlette", "uvicorn", "PIL", "httpx")
+NOT_FOR_SEARCH = (
+    "fastembed",
+    "groove_md",
+    "yaml",
+    "mcp",
+    "starlette",
+    "uvicorn",
+    "PIL",
+    "httpx",
+    "importlib.metadata",
+)
 
 
 def _small_index(root: Path) -> Path:

@@ -16,7 +16,6 @@ import logging
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import attrs
@@ -24,6 +23,8 @@ import pluggy
 from pluggy import HookImpl, Result
 
 from . import hookspecs
+from .entrypoints import InstalledEntryPoint as EntryPoint
+from .entrypoints import scan
 from .errors import PluginLoadError
 
 log = logging.getLogger("grooveseek.plugins")
@@ -109,9 +110,9 @@ class LoadedPlugins:
     grammar_ids: tuple[str, ...]
 
 
-# The scan of every installed distribution's metadata, kept while a command resolves its plugins
-# (``one_metadata_scan``): a command asks for four groups or more, and each ``entry_points()`` call
-# reads every distribution again (issue 16). Outside that block every call scans afresh, so a
+# The scan of every installed distribution's entry points (``entrypoints.py``), kept while a command
+# resolves its plugins (``one_metadata_scan``): a command asks for four groups or more, and each
+# call would read every distribution again (issue 16). Outside that block every call scans afresh, so a
 # distribution installed while a process runs (tests do this) is seen.
 _SCAN: dict[str, dict[str, list[EntryPoint]]] | None = None
 
@@ -130,13 +131,10 @@ def one_metadata_scan() -> Iterator[None]:
 
 
 def _scan_all() -> dict[str, dict[str, list[EntryPoint]]]:
-    every = entry_points()  # one pass over the distributions; ``select`` then filters in memory
-    groups: dict[str, dict[str, list[EntryPoint]]] = {}
-    for kind in KINDS:
-        found: dict[str, list[EntryPoint]] = {}
-        for ep in every.select(group=f"grooveseek.{kind}"):
-            found.setdefault(ep.name.lower(), []).append(ep)
-        groups[kind] = found
+    groups: dict[str, dict[str, list[EntryPoint]]] = {kind: {} for kind in KINDS}
+    for ep in scan("grooveseek."):
+        kind = ep.group.removeprefix("grooveseek.")
+        groups.setdefault(kind, {}).setdefault(ep.name.lower(), []).append(ep)
     return groups
 
 
@@ -144,14 +142,11 @@ def installed_entry_points(kind: str) -> dict[str, list[EntryPoint]]:
     """Installed entry points of one group, by name, without importing anything."""
     if _SCAN is not None and kind in _SCAN:
         return {name: list(eps) for name, eps in _SCAN[kind].items()}
-    found: dict[str, list[EntryPoint]] = {}
-    for ep in entry_points(group=f"grooveseek.{kind}"):
-        found.setdefault(ep.name.lower(), []).append(ep)
-    return found
+    return _scan_all().get(kind, {})
 
 
 def _dist_name(ep: EntryPoint) -> str | None:
-    return ep.dist.name if ep.dist is not None else None
+    return ep.dist_name
 
 
 def _unique(kind: str, name: str, eps: list[EntryPoint]) -> EntryPoint:
@@ -268,8 +263,7 @@ def load_plugins(selection: PluginSelection, *, extra: Iterable[tuple[str, objec
         name = f"{kind}.{pid}"
         if pm.get_plugin(name) is None:
             pm.register(plugin, name=name)
-        dist = ep.dist
-        loaded.append(LoadedPlugin(kind, pid, ep.value, _dist_name(ep), dist.version if dist else None))
+        loaded.append(LoadedPlugin(kind, pid, ep.value, _dist_name(ep), ep.version))
     for name, plugin in extra:
         pm.register(plugin, name=name)
     try:
@@ -317,7 +311,7 @@ def plugin_report(selection: PluginSelection, loaded: Iterable[LoadedPlugin] = (
                         "id": name,
                         "module": ep.value,
                         "distribution": _dist_name(ep),
-                        "version": ep.dist.version if ep.dist else None,
+                        "version": ep.version,
                         "enabled": name in enabled[kind],
                         "loaded": (kind, name, ep.value, _dist_name(ep)) in imported,
                     }
