@@ -138,8 +138,10 @@ def _assemble(folder: Path, threads: int) -> Any:
     attrs: dict[str, Any] = json.loads((folder / "backend.json").read_text(encoding="utf-8"))
     for name in _array_names(folder):
         key = name.removesuffix(".npy")
-        mode = "r" if key in _MAPPED else None
-        value = np.load(folder / name, mmap_mode=mode, allow_pickle=False)
+        if key in _MAPPED:
+            value = np.load(folder / name, mmap_mode="r", allow_pickle=False)
+        else:
+            value = np.load(folder / name, allow_pickle=False)
         attr, _, index = key.partition(".")
         if index:  # a list attribute (w1, b1, w2, b2), one file per element
             attrs.setdefault(attr, []).append((int(index), value))
@@ -151,7 +153,7 @@ def _assemble(folder: Path, threads: int) -> Any:
     backend.__dict__.update(attrs)
     backend.sp, backend.threads = tokenizer, threads
     try:  # as NumpyBackend.__init__ does
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
         backend._threadpool = ThreadpoolController().limit
     except Exception:  # noqa: BLE001 - the package's own fallback: no BLAS thread limit
