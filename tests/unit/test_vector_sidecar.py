@@ -33,7 +33,10 @@ def _add(store: Store, path: str, vecs: np.ndarray) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path):
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from grooveseek.store import sidecar
+
+    monkeypatch.setattr(sidecar, "_WRITES", True)  # an in-process `groove serve` test may have cleared it
     s = Store.open(tmp_path / ".groove.db")
     s.ensure_vec_table(DIM)
     rng = np.random.default_rng(3)
@@ -182,7 +185,10 @@ def test_a_directory_in_its_place_is_left_alone(store: Store) -> None:
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_an_empty_index_round_trips(tmp_path: Path) -> None:
+def test_an_empty_index_round_trips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grooveseek.store import sidecar
+
+    monkeypatch.setattr(sidecar, "_WRITES", True)
     s = Store.open(tmp_path / ".groove.db")
     try:
         s.ensure_vec_table(DIM)
@@ -202,3 +208,14 @@ def test_removing_the_index_removes_the_file(store: Store) -> None:
     store.close()
     remove_index_files(store.path)
     assert not sidecar_path(store.path).exists() and not store.path.exists()
+
+
+def test_a_process_that_disabled_writes_reads_but_never_writes(store: Store) -> None:
+    from grooveseek.store import sidecar
+
+    _fresh_process_knn(store, _unit(np.random.default_rng(1), 1)[0])
+    sidecar.disable_writes()  # as groove serve does
+    assert read_vectors(store.path, _generation(store), DIM) is not None  # still read
+    _add(store, "new.md", _unit(np.random.default_rng(2), 1))
+    _assert_matches_sqlite_vec(store, 8)
+    assert read_vectors(store.path, _generation(store), DIM) is None  # the stale file stays stale

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SUFFIX", "read_vectors", "sidecar_path", "write_vectors"]
+__all__ = ["SUFFIX", "disable_writes", "read_vectors", "sidecar_path", "write_vectors"]
 
 SUFFIX = ".vectors"
 MAGIC = b"GRVVEC1\0"
@@ -45,6 +45,17 @@ assert _HEADER.size == HEADER_SIZE
 log = logging.getLogger("grooveseek.store")
 
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]  # ids int64, vectors float32 (n, dim), quality float32
+
+
+_WRITES = True
+
+
+def disable_writes() -> None:
+    """This process never writes the file (``groove serve``): a server keeps its matrix in memory
+    and answers one-shot commands over its socket, so rewriting the file after every change the
+    watcher indexes would only churn the disk. The next one-shot process writes it instead."""
+    global _WRITES
+    _WRITES = False
 
 
 def sidecar_path(db_path: str | os.PathLike[str]) -> Path:
@@ -102,6 +113,8 @@ def write_vectors(db_path: str | os.PathLike[str], generation: str, arrays: Arra
     """Write the matrix of snapshot ``generation`` beside the index, atomically; False (and nothing
     left behind) when it cannot be written, for example in a read-only folder: the file only saves
     time, so failing to write it is never an error."""
+    if not _WRITES:
+        return False
     ids, vectors, quality = arrays
     token = generation.encode("ascii", "replace")
     if len(token) > 32 or vectors.ndim != 2:
