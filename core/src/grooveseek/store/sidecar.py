@@ -47,7 +47,9 @@ log = logging.getLogger("grooveseek.store")
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]  # ids int64, vectors float32 (n, dim), quality float32
 
 
-_WRITES = True
+# The owner and link checks need POSIX calls; elsewhere (Windows) the file is neither read nor
+# written and every process builds its matrix from SQLite, as before the sidecar existed.
+_WRITES = hasattr(os, "O_NOFOLLOW") and hasattr(os, "geteuid")
 
 
 def disable_writes() -> None:
@@ -79,6 +81,8 @@ def read_vectors(db_path: str | os.PathLike[str], generation: str, dimension: in
     """The matrix of snapshot ``generation`` mapped from the sidecar, or None when there is no
     usable file for it (missing, another generation or dimension, truncated, damaged header, a
     link, not ours). The arrays are read-only views of a private read-only mapping."""
+    if not hasattr(os, "O_NOFOLLOW") or not hasattr(os, "geteuid"):
+        return None
     path = sidecar_path(db_path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
