@@ -86,7 +86,8 @@ def build(chunks: int, model: str = "minilm-l6-int8") -> Path:
 def compile_tree(groove: str) -> None:
     """Byte-compile the sources of the checkout ``groove`` runs from, as a pip install would."""
     tree = Path(groove).resolve().parent.parent.parent  # <tree>/.venv/bin/groove
-    dirs = [tree / "core" / "src", *tree.glob("plugins/*/src"), *tree.glob("grammars/*/src")]
+    # Installed packages only: grammars/_template is a copy-me folder a test copies byte for byte.
+    dirs = [tree / "core" / "src", *tree.glob("plugins/groove-*/src"), *tree.glob("grammars/groove-*/src")]
     python = str(Path(groove).parent / "python")
     subprocess.run([python, "-m", "compileall", "-q", *map(str, dirs)], check=True, stdout=subprocess.DEVNULL)
 
