@@ -158,7 +158,7 @@ def test_the_quickstart_works_verbatim_with_no_model_flag(path: Path, home: Path
         assert "Traceback" not in result.stderr
     assert (home / ".groove.db").exists() and (home / ".groove-work.db").exists()
     status = _run_verbatim("groove status --kb-path ~/notes", home)
-    assert "Model: use-multilingual-v3 (512 dim)" in status.stdout  # NEW_INDEX_MODEL
+    assert "Model: minilm-l6-int8+use-multilingual-v3 (896 dim)" in status.stdout  # NEW_INDEX_MODEL
 
 
 @pytest.mark.model

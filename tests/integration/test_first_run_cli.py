@@ -46,7 +46,7 @@ def _status(home: Path, kb: str, *extra: str) -> str:
 def test_a_new_index_gets_the_packaged_model_and_every_later_command_follows_it(home: Path):
     first = run(home, "index", "--kb-path", str(home / "notes"), "--quiet")
     assert first.exit_code == 0, first.output
-    assert f"Model: {NEW_INDEX_MODEL} (512 dim)" in _status(home, "notes")  # use-multilingual-v3
+    assert f"Model: {NEW_INDEX_MODEL} (896 dim)" in _status(home, "notes")  # minilm + USE
     found = run(home, "search", "install with pip", "--kb-path", str(home / "notes"))
     assert found.exit_code == 0, found.output
     assert '"path": "a.md"' in found.stdout
@@ -61,7 +61,7 @@ def test_a_named_model_that_differs_names_both_and_offers_drop_model_first(home:
     refused = run(home, "search", "pip", "--kb-path", str(home / "notes"), "--model", "bge-small-en-v1.5")
     assert refused.exit_code == 1
     err = refused.stderr
-    assert f"DB was indexed with: {NEW_INDEX_MODEL} (512 dim)" in err
+    assert f"DB was indexed with: {NEW_INDEX_MODEL} (896 dim)" in err
     assert "Current runtime:     bge-small-en-v1.5 (384 dim), chosen by --model" in err
     assert f"Drop --model to use the index's own model, {NEW_INDEX_MODEL}." in err
     assert str(home / ".groove.db") in err

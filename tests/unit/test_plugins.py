@@ -262,3 +262,16 @@ HOOK_NAMES = sorted(name for name in dir(hookspecs) if name.startswith("register
 def test_every_hook_is_documented(hook):
     docs = (Path(__file__).parents[2] / "docs" / "plugins.md").read_text(encoding="utf-8")
     assert f"## {hook}(register, config)" in docs
+
+
+def test_a_composite_model_id_checks_and_loads_each_part(site):
+    # ``a+b`` names two installed embedders (grooveseek.composite); each part is resolved alone.
+    check_selected(PluginSelection(parsers=("md",), embedder="minilm-l6-int8+use-multilingual-v3"))
+    with pytest.raises(MissingPluginError) as err:
+        check_selected(PluginSelection(parsers=("md",), embedder="minilm-l6-int8+nope"))
+    assert (err.value.kind, err.value.pid) == ("embedders", "nope")
+    selection = PluginSelection(parsers=("md",), embedder="minilm-l6-int8+use-multilingual-v3")
+    enabled = {r["id"] for r in plugin_report(selection) if r["group"] == "embedders" and r["enabled"]}
+    assert enabled == {"minilm-l6-int8", "use-multilingual-v3"}
+    loaded = {p.id for p in load_plugins(selection).loaded if p.kind == "embedders"}
+    assert loaded == {"minilm-l6-int8", "use-multilingual-v3"}

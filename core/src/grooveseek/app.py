@@ -13,6 +13,7 @@ from pathlib import Path
 
 import attrs
 
+from .composite import SEPARATOR, CompositeEmbedder, component_ids
 from .config import (
     NEW_INDEX_MODEL,
     GrooveConfig,
@@ -100,7 +101,7 @@ def follow_index(selection: PluginSelection, db: Path, kb: Path) -> PluginSelect
             f"with --config, or rebuild the index with the packaged model: {rebuild}"
         )
     installed = sorted(installed_entry_points("embedders"))
-    if recorded not in installed:
+    if any(part not in installed for part in component_ids(recorded)):
         raise PluginLoadError(
             f'{db}: the index was built with the embedding model "{recorded}", which no installed '
             f"plugin provides (installed: {', '.join(installed) or 'none'}); install the plugin that "
@@ -161,6 +162,8 @@ def load_registry(loaded: LoadedConfig, selection: PluginSelection) -> tuple[Loa
         raise
     except Exception as exc:  # a plugin's own registration code failed
         raise PluginLoadError(f"a plugin failed while registering: {type(exc).__name__}: {exc}") from exc
+    if selection.embedder and SEPARATOR in selection.embedder:
+        compose(registry, selection.embedder)
     if selection.embedder and selection.embedder not in registry.embedders:
         raise PluginLoadError(
             f"embedding model {selection.embedder!r}: its plugin loaded but "
@@ -181,6 +184,20 @@ def _check_parser_ids(loaded: LoadedConfig, ids: tuple[str, ...]) -> None:
         if loaded.path:
             raise PluginLoadError(f"{loaded.path}: invalid [parsers] config\n{exc}") from exc
         raise
+
+
+def compose(registry: Registry, model_id: str) -> None:
+    """Register the composite embedder ``model_id`` from its registered parts (issue 11)."""
+    parts = component_ids(model_id)
+    missing = [part for part in parts if part not in registry.embedders]
+    if missing:
+        raise PluginLoadError(
+            f"embedding model {model_id!r}: its part(s) {', '.join(map(repr, missing))} loaded but "
+            "registered no embedder with that id"
+        )
+    if len(set(parts)) != len(parts):
+        raise PluginLoadError(f"embedding model {model_id!r} names the same part twice; name each model once")
+    registry.embedders[model_id] = CompositeEmbedder([registry.embedders[part] for part in parts])
 
 
 def validate_models(selection: PluginSelection, registry: Registry) -> None:

@@ -23,6 +23,7 @@ import pluggy
 from pluggy import HookImpl, Result
 
 from . import hookspecs
+from .composite import component_ids
 from .entrypoints import InstalledEntryPoint as EntryPoint
 from .entrypoints import scan
 from .errors import PluginLoadError
@@ -223,7 +224,8 @@ def check_selected(selection: PluginSelection) -> None:
         PluginLoadError: two installed distributions claim it (R1.35).
     """
     if selection.embedder:
-        _resolve_single("embedders", selection.embedder, EMBEDDER_HINTS, "embedding model")
+        for part in component_ids(selection.embedder):
+            _resolve_single("embedders", part, EMBEDDER_HINTS, "embedding model")
     if selection.reranker and selection.reranker != "none":
         _resolve_single("rerankers", selection.reranker, RERANKER_HINTS, "reranker")
 
@@ -251,8 +253,9 @@ def load_plugins(selection: PluginSelection, *, extra: Iterable[tuple[str, objec
     for module_name in BUILTINS:
         pm.register(importlib.import_module(module_name), name=f"builtin:{module_name}")
     wanted = _resolve_parser_ids(selection.parsers)
-    if selection.embedder:
-        wanted.append(_resolve_single("embedders", selection.embedder, EMBEDDER_HINTS, "embedding model"))
+    if selection.embedder:  # a composite id loads each of its parts (``grooveseek.composite``)
+        for part in component_ids(selection.embedder):
+            wanted.append(_resolve_single("embedders", part, EMBEDDER_HINTS, "embedding model"))
     if selection.reranker and selection.reranker != "none":
         wanted.append(_resolve_single("rerankers", selection.reranker, RERANKER_HINTS, "reranker"))
     for chunker_id in selection.chunkers:
@@ -295,7 +298,7 @@ def plugin_report(selection: PluginSelection, loaded: Iterable[LoadedPlugin] = (
         "parsers": set(selection.parsers),
         # An id in both groups is resolved as a parser (and refused, R1.35), never as a grammar.
         "grammars": {pid for pid in selection.parsers if pid not in parsers},
-        "embedders": {selection.embedder} if selection.embedder else set(),
+        "embedders": set(component_ids(selection.embedder)) if selection.embedder else set(),
         "rerankers": {selection.reranker} if selection.reranker else set(),
         "chunkers": set(selection.chunkers),
     }

@@ -19,13 +19,14 @@ from ..cjk import mostly_cjk
 
 #: Languages that mean "reads Japanese, Chinese and Korean" in ``Embedder.languages``.
 CJK_LANGUAGES = frozenset({"multilingual", "ja", "zh", "ko"})
-#: The built-in weights, chosen on the bench golden sets (docs/retrieval.md, "Weighted fusion"):
-#: the one setting that is best or near best on all three with the default model. For an English
-#: query the bigram leg is empty, so only fts:vector = 2:1 acts.
-DEFAULT_LEG_WEIGHTS = {"fts": 1.0, "vector": 0.5, "cjk": 1.5}
+#: The built-in weights, chosen on the bench golden sets (docs/retrieval.md, "Two embedders, one
+#: index"): a vector leg that reads the query counts as much as the trigram leg (equal RRF, the
+#: rule of R6.31), and the bigram leg half as much again, since for Japanese it sees the two-character
+#: words the trigram leg cannot. For an English query the bigram leg is empty.
+DEFAULT_LEG_WEIGHTS = {"fts": 1.0, "vector": 1.0, "cjk": 1.5}
 #: The vector weight's multiplier for a mostly CJK query when the embedder does not read CJK:
-#: 0.5 x 0.5 = 0.25, the best vector weight for minilm-l6-int8 on both Japanese sets.
-CJK_QUERY_VECTOR_FACTOR = 0.5
+#: 0.25, the best vector weight for minilm-l6-int8 on both Japanese sets.
+CJK_QUERY_VECTOR_FACTOR = 0.25
 
 
 @attrs.frozen

@@ -1,0 +1,114 @@
+"""The composite embedder: several embedders' vectors in one index, queries routed by language
+(issue 11, ``grooveseek.composite``, docs/retrieval.md "Two embedders, one index")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from grooveseek.composite import CompositeEmbedder, component_ids, query_parts
+from grooveseek.errors import ModelError
+from grooveseek.testing import FakeEmbedder
+
+
+class Part(FakeEmbedder):
+    """A fake part that records which queries it embedded and declares languages and a window."""
+
+    def __init__(self, model_id: str, dimension: int, languages: tuple[str, ...], window: int) -> None:
+        super().__init__(dimension, model_id)
+        self.languages = languages
+        self.max_input_tokens = window
+        self.queries: list[str] = []
+        self.loaded = False
+
+    def load(self) -> None:
+        self.loaded = True
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries.append(text)
+        return super().embed_query(text)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return [len(t) * (2 if self.id == "en" else 1) for t in texts]
+
+
+def _pair() -> tuple[Part, Part, CompositeEmbedder]:
+    en = Part("en", 8, ("en",), 256)
+    multi = Part("multi", 12, ("multilingual",), 512)
+    return en, multi, CompositeEmbedder([en, multi])
+
+
+def test_ids_and_shape_come_from_the_parts():
+    assert component_ids("minilm-l6-int8+use-multilingual-v3") == ("minilm-l6-int8", "use-multilingual-v3")
+    assert component_ids("minilm-l6-int8") == ("minilm-l6-int8",)
+    en, _multi, both = _pair()
+    assert (both.id, both.identity, both.dimension) == ("en+multi", "en+multi", 20)
+    assert both.languages == ("en", "multilingual")
+    assert both.max_input_tokens == 256 and both.batch_size == 8
+    # Chunks are counted by the narrowest window's tokenizer, the one they must fit.
+    assert both.count_tokens(["abc"]) == [6]
+    with pytest.raises(ValueError):
+        CompositeEmbedder([en])
+
+
+def test_stored_rows_are_unit_and_hold_each_part_scaled_equally():
+    en, multi, both = _pair()
+    rows = both.embed_documents(["arrays copy", "JSON parse"])
+    assert rows.shape == (2, 20)
+    assert np.allclose(np.linalg.norm(rows, axis=1), 1.0)
+    scale = 1 / np.sqrt(2)
+    assert np.allclose(rows[:, :8], en.embed_documents(["arrays copy", "JSON parse"]) * scale)
+    assert np.allclose(rows[:, 8:], multi.embed_documents(["arrays copy", "JSON parse"]) * scale)
+    assert both.embed_documents([]).shape == (0, 20)
+
+
+def test_a_japanese_query_is_embedded_only_by_the_part_that_reads_it():
+    en, multi, both = _pair()
+    vector = both.embed_query("配列をコピーする方法")
+    assert en.queries == [] and multi.queries == ["配列をコピーする方法"]
+    assert not vector[:8].any() and np.isclose(np.linalg.norm(vector), 1.0)
+
+
+def test_an_english_query_goes_to_the_specialist():
+    en, multi, both = _pair()
+    vector = both.embed_query("copy an array")
+    assert en.queries == ["copy an array"] and multi.queries == []
+    assert not vector[8:].any() and np.isclose(np.linalg.norm(vector), 1.0)
+
+
+def test_the_ranking_equals_the_routed_parts_own_ranking():
+    en, _multi, both = _pair()
+    texts = ["copy an array", "parse JSON text", "array slice copy", "network request"]
+    stored = both.embed_documents(texts)
+    query = "copy array"
+    own = en.embed_documents(texts) @ en.embed_query(query)
+    assert list(np.argsort(-(stored @ both.embed_query(query)), kind="stable")) == list(
+        np.argsort(-own, kind="stable")
+    )
+
+
+def test_routing_falls_back_to_every_part_when_none_qualifies():
+    assert query_parts([("multilingual",), ("multilingual",)], "copy") == (0, 1)
+    assert query_parts([("en",), ("fr",)], "配列") == (0, 1)
+    assert query_parts([("en",), ("ja",)], "配列") == (1,)
+    en_a, en_b = Part("a", 4, ("en",), 64), Part("b", 4, ("en",), 64)
+    vector = CompositeEmbedder([en_a, en_b]).embed_query("copy")
+    assert en_a.queries == en_b.queries == ["copy"] and np.isclose(np.linalg.norm(vector), 1.0)
+
+
+def test_load_validate_and_offline_cover_every_part():
+    en, multi, both = _pair()
+    both.load()
+    assert en.loaded and multi.loaded
+    assert both.available_offline()
+    multi.available_offline = lambda: False  # type: ignore[method-assign]
+    assert not both.available_offline()
+
+
+def test_a_part_returning_the_wrong_shape_is_named():
+    en, _multi, both = _pair()
+    en.embed_query = lambda text: np.zeros(3, dtype=np.float32)  # type: ignore[method-assign]
+    with pytest.raises(ModelError, match=r"'en' \(part of 'en\+multi'\).*shape \(3,\)"):
+        both.embed_query("copy")
