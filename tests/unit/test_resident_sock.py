@@ -123,7 +123,7 @@ c.connect(sys.argv[1])
 try:
     c.sendall(json.dumps({"v": 1, "command": "search", "params": {}}).encode() + b"\\n")
     print(repr(c.recv(1000)))
-except ConnectionResetError:  # the server hung up with our request unread
+except (ConnectionResetError, BrokenPipeError):  # the server hung up before or after our request
     print(repr(b""))
 """
 
