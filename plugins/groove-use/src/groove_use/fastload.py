@@ -156,7 +156,7 @@ def _assemble(folder: Path, threads: int) -> Any:
     backend.__dict__.update(attrs)
     backend.sp, backend.threads = tokenizer, threads
     try:  # as NumpyBackend.__init__ does
-        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+        from threadpoolctl import ThreadpoolController
 
         backend._threadpool = ThreadpoolController().limit
     except Exception:  # noqa: BLE001 - the package's own fallback: no BLAS thread limit
