@@ -92,9 +92,8 @@ def _load(conn: apsw.Connection, dimension: int) -> VectorMatrix:
             stored = _load_vec0_storage(conn, dimension)
         except apsw.SQLError:  # another sqlite-vec storage layout: read through the virtual table
             stored = None
-        if stored is None:
-            stored = _load_rows(conn, dimension)
-    return stored
+        loaded = stored if stored is not None else _load_rows(conn, dimension)
+    return loaded
 
 
 def _load_vec0_storage(conn: apsw.Connection, dimension: int) -> VectorMatrix | None:
