@@ -1,22 +1,30 @@
 #!/usr/bin/env python3
-"""Connection-graph latency at the default budget on a synthetic 10k-chunk index (SPEC R6.64, R6.66).
+"""Connection-graph latency at the default budget on a synthetic index, per-node walk against the
+batched walk, side by side in one run (SPEC R6.64, R6.66; issue 16).
 
     .venv/bin/python bench/graph_latency.py [--docs 500] [--chunks-per-doc 20] [--dim 384] [--walks 15]
                                             [--uniform] [--seed 7]
 
-Builds ``bench/work/graph-latency/.groove.db`` through the Store API (no model, no files): documents
-of ``--chunks-per-doc`` chunks with unit vectors. By default the vectors are clustered (each chunk
+``--docs 500`` (default) is 10k chunks, ``--docs 2500`` 50k. Builds
+``bench/work/graph-latency/.groove.db`` through the Store API (no model, no files): documents of
+``--chunks-per-doc`` chunks with unit vectors. By default the vectors are clustered (each chunk
 near one of 200 themes shared across documents, plus its document's direction), so similarities look
 like a real knowledge base's and the walk does real work at ``min_similarity`` 0.3; ``--uniform`` uses
 plain random unit vectors instead, whose pairwise similarities sit near 0, so the walk runs at
-``min_similarity`` 0. It then times ``--walks`` walks from different start documents for each seed
-strategy at the default budget and prints the median and p95 wall time, the KNN count, the time per
-KNN, and the median of bare ``Store.knn`` calls. Figures are printed, never asserted.
+``min_similarity`` 0. It then walks ``--walks`` start documents for each seed strategy at the
+default budget three ways, interleaved: per-node (``connection_graph(per_node=True)``, one
+``Store.knn`` per expanded node, the walk before issue 16's batching), batched (the default), and
+batched with OpenBLAS's default thread count. It prints the medians, the before/after ratio, the
+batched walk's p95, the KNN rows and ``knn_many`` calls per walk, whether every answer was
+identical, the load average, and the median of bare ``Store.knn`` calls. Figures are printed,
+never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import shutil
 import statistics
 import sys
@@ -97,16 +105,99 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
+MODES = ("before", "after", "after-mt")
+
+
+@contextlib.contextmanager
+def _mode(mode: str):
+    """``after-mt`` is the batched walk with OpenBLAS's default threads (one per core) instead of
+    the one thread ``top_k_many`` asks for: it shows how much of the gain is the threading."""
+    from grooveseek.store import matrix
+
+    if mode != "after-mt":
+        yield
+        return
+    original = matrix._one_blas_thread
+    matrix._one_blas_thread = contextlib.nullcontext
+    try:
+        yield
+    finally:
+        matrix._one_blas_thread = original
+
+
 def time_walks(store, starts: list[str], strategy: str, min_similarity: float):
+    """Each start walked per-node (before), batched (after) and batched with default BLAS threads,
+    interleaved and in rotating order so every column sees the same machine load. Returns one
+    (seconds by mode, batched result, answers identical) per start."""
     from grooveseek.search.graph import GraphParams, connection_graph
 
     rows = []
-    for start in starts:
+    for i, start in enumerate(starts):
         params = GraphParams(start, seed_strategy=strategy, min_similarity=min_similarity)
-        began = time.perf_counter()
-        result = connection_graph(store, params, min_quality=0.3)
-        rows.append((time.perf_counter() - began, result))
+        seconds, answers = {}, {}
+        for mode in MODES[i % 3 :] + MODES[: i % 3]:
+            with _mode(mode):
+                began, cpu = time.perf_counter(), time.process_time()
+                result = connection_graph(store, params, min_quality=0.3, per_node=mode == "before")
+                seconds[mode] = time.perf_counter() - began
+                seconds[mode + " cpu"] = time.process_time() - cpu
+            answers[mode] = (_answer(result), result)
+        same = answers["before"][0] == answers["after"][0] == answers["after-mt"][0]
+        rows.append((seconds, answers["after"][1], same))
     return rows
+
+
+def report(store, starts: list[str], strategy: str, min_similarity: float) -> None:
+    """One table row: medians of each mode, the ratio before/after, and the load average."""
+    time_walks(store, starts[:2], strategy, min_similarity)  # warm the page cache and numpy paths
+    load = os.getloadavg()[0]
+    rows = time_walks(store, starts, strategy, min_similarity)
+    keys = [*MODES, "before cpu", "after cpu"]
+    med = {key: statistics.median(s[key] for s, _, _ in rows) * 1000 for key in keys}
+    after_p95 = p95([s["after"] for s, _, _ in rows]) * 1000
+    results = [r for _, r, _ in rows]
+    knn = statistics.median(r.stats.knn_queries for r in results)
+    products = statistics.median(
+        count_products(store, r.start_path, strategy, min_similarity) for r in results
+    )
+    nodes = statistics.median(r.stats.total_nodes for r in results)
+    cut = sum(r.truncated for r in results)
+    same = "yes" if all(ok for *_, ok in rows) else "NO"
+    load = (load + os.getloadavg()[0]) / 2
+    print(
+        f"{strategy:<12}{med['before']:>10.1f}{med['after']:>10.1f}{med['before'] / med['after']:>6.1f}x"
+        f"{after_p95:>10.1f}{med['after-mt']:>10.1f}{med['before cpu']:>8.1f}{med['after cpu']:>8.1f}"
+        f"{knn:>6.0f}{products:>6.0f}{nodes:>7.0f}"
+        f"{cut:>6}/{len(rows)}{same:>6}{load:>7.1f}"
+    )
+
+
+def _answer(result) -> dict:
+    """The R6.63 answer without its timing field."""
+    out = result.as_dict()
+    del out["stats"]["duration_ms"]
+    return out
+
+
+def count_products(store, start: str, strategy: str, min_similarity: float) -> int:
+    """How many ``knn_many`` calls (matrix products, one per batch) the batched walk makes."""
+    from grooveseek.search.graph import GraphParams, connection_graph
+
+    calls = 0
+    original = store.knn_many
+
+    def counting(*args, **kwargs):
+        nonlocal calls
+        calls += 1
+        return original(*args, **kwargs)
+
+    store.knn_many = counting
+    try:
+        params = GraphParams(start, seed_strategy=strategy, min_similarity=min_similarity)
+        connection_graph(store, params, min_quality=0.3)
+    finally:
+        store.knn_many = original
+    return calls
 
 
 def bare_knn_ms(store, dim: int, runs: int = 30) -> float:
@@ -158,24 +249,19 @@ def main(argv: list[str]) -> int:
     min_sim = 0.0 if args.uniform else 0.3
     print(
         "\ndefault budget (depth 2, fan_out 5, max_nodes 100, max_seed_chunks 32), min_similarity "
-        f"{min_sim}, quality threshold 0.3, {len(starts)} walks each"
+        f"{min_sim}, quality threshold 0.3, {len(starts)} walks each. Median ms per walk: before = "
+        "one Store.knn per expanded node, after = one knn_many (matrix product, one BLAS thread) per "
+        "batch of queued nodes, after-mt = the same with OpenBLAS's default threads; cpu = process "
+        "CPU ms per walk (all threads) before and after; knn = KNN rows "
+        "per walk (both walks), calls = knn_many calls per walk; same = identical answers (all walks)"
     )
     print(
-        f"{'strategy':<12}{'median ms':>10}{'p95 ms':>9}{'knn/walk':>10}{'ms/knn':>8}"
-        f"{'nodes':>7}{'truncated':>11}"
+        f"{'strategy':<12}{'before':>10}{'after':>10}{'ratio':>7}{'after p95':>10}{'after-mt':>10}"
+        f"{'cpu bef':>8}{'cpu aft':>8}"
+        f"{'knn':>6}{'calls':>6}{'nodes':>7}{'cut':>9}{'same':>6}{'load':>7}"
     )
     for strategy in ("all_chunks", "centroid"):
-        time_walks(store, starts[:2], strategy, min_sim)  # warm the page cache and numpy paths
-        rows = time_walks(store, starts, strategy, min_sim)
-        seconds = [s for s, _ in rows]
-        knn = [r.stats.knn_queries for _, r in rows]
-        per_knn = statistics.median(s / k * 1000 for s, k in zip(seconds, knn, strict=True) if k)
-        nodes = statistics.median(r.stats.total_nodes for _, r in rows)
-        cut = sum(r.truncated for _, r in rows)
-        print(
-            f"{strategy:<12}{statistics.median(seconds) * 1000:>10.1f}{p95(seconds) * 1000:>9.1f}"
-            f"{statistics.median(knn):>10.0f}{per_knn:>8.1f}{nodes:>7.0f}{cut:>8}/{len(rows)}"
-        )
+        report(store, starts, strategy, min_sim)
     own = own_share_of_centroid_window(store, starts)
     print(f"\ncentroid: median {own:.0f} of the centroid's 10 nearest chunks belong to the start document")
     store.close()

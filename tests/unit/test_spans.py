@@ -112,6 +112,9 @@ def test_span_terms_drop_stopwords_short_latin_words_and_particles():
         "fresh",
     ]
     assert span_terms(["配列の長さを取得する方法"]) == ["配列", "取得", "方法"]
+    # The long-vowel mark belongs to the katakana word; in a hiragana word it is dropped with it.
+    assert span_terms(["配列のコピーをする"]) == ["配列", "コピー"]
+    assert span_terms(["データはすごーい"]) == ["データ"]
     assert span_terms(["the end"], phrases=True) == ["the end"]  # a quoted phrase is kept as written
 
 

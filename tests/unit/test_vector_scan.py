@@ -108,3 +108,32 @@ def test_an_index_without_a_generation_falls_back_to_sqlite_vec(store: Store) ->
     store.conn.execute("delete from index_meta where key = ?", (GENERATION_KEY,))
     vector = _unit(np.random.default_rng(2), 1)[0]
     assert store.knn(vector, 7) == store._core.vectors.sqlite_vec_knn(vector, 7)
+
+
+def test_the_bulk_read_of_vec0_storage_equals_the_row_by_row_read(store: Store) -> None:
+    """``_load`` reads vec0's chunk blobs once each; after deletes and rewrites (holes in the
+    validity bitmap, rows in several blobs) it must hold exactly the rows the virtual table gives."""
+    from grooveseek.store import matrix
+
+    rng = np.random.default_rng(5)
+    for d in range(30, 90):  # 1,800 more rows: past one 1,024-vector chunk blob
+        _add(store, f"d{d}.md", _unit(rng, 20))
+    store.delete_documents([f"d{d}.md" for d in range(0, 90, 7)])
+    _add(store, "d3.md", _unit(rng, 5))  # rewritten: old rows deleted, new ones appended
+    conn = store.conn
+    bulk = matrix._load_vec0_storage(conn, DIM)
+    rows = matrix._load_rows(conn, DIM)
+    assert bulk is not None and bulk.ids.size == rows.ids.size > 1024
+    by_id = {int(i): (v, q) for i, v, q in zip(rows.ids, rows.vectors, rows.quality, strict=True)}
+    for i, v, q in zip(bulk.ids, bulk.vectors, bulk.quality, strict=True):
+        np.testing.assert_array_equal(v, by_id[int(i)][0])
+        assert q == by_id[int(i)][1]
+    assert sorted(by_id) == sorted(bulk.ids.tolist())
+
+
+def test_a_vec0_layout_that_does_not_fit_falls_back_to_the_rows(store: Store) -> None:
+    from grooveseek.store import matrix
+
+    assert matrix._load_vec0_storage(store.conn, DIM + 1) is None  # blobs not a multiple of the rows
+    loaded = matrix._load(store.conn, DIM)
+    assert loaded.ids.size == 600

@@ -30,9 +30,11 @@ from .plugins import (
     LoadedPlugins,
     MissingPluginError,
     PluginSelection,
+    check_parser_ids,
     check_selected,
     installed_entry_points,
     load_plugins,
+    one_metadata_scan,
 )
 from .registry import Registry
 from .store.store import peek_meta
@@ -174,6 +176,16 @@ def load_registry(loaded: LoadedConfig, selection: PluginSelection) -> tuple[Loa
     return plugins, registry
 
 
+def _check_parser_ids(loaded: LoadedConfig, ids: tuple[str, ...]) -> None:
+    """Refuse an unknown ``[parsers].enabled`` id from metadata alone, as the loader would (R1.6)."""
+    try:
+        check_parser_ids(ids)
+    except PluginLoadError as exc:
+        if loaded.path:
+            raise PluginLoadError(f"{loaded.path}: invalid [parsers] config\n{exc}") from exc
+        raise
+
+
 def compose(registry: Registry, model_id: str) -> None:
     """Register the composite embedder ``model_id`` from its registered parts (issue 11)."""
     parts = component_ids(model_id)
@@ -241,6 +253,31 @@ def build_app(
     ``with_parsers=False`` loads none (a command that reads no file: ``status``). ``loaded`` is the
     config a caller already loaded and reported (the resident client), not loaded twice.
     """
+    with one_metadata_scan():  # config checks, follow_index and the loader read one scan
+        return _build_app(
+            config_path,
+            kb_path,
+            model,
+            reranker,
+            with_embedder,
+            index_path,
+            extra_parsers,
+            loaded,
+            with_parsers,
+        )
+
+
+def _build_app(
+    config_path: str | None,
+    kb_path: str | None,
+    model: str | None,
+    reranker: str | None,
+    with_embedder: bool,
+    index_path: str | None,
+    extra_parsers: tuple[str, ...],
+    loaded: LoadedConfig | None,
+    with_parsers: bool,
+) -> App:
     if loaded is None:  # else the caller loaded it already (the resident client), warnings printed
         loaded = load_checked_config(config_path)
     selection = plugin_selection(loaded.config, model=model, reranker=reranker)
@@ -252,7 +289,8 @@ def build_app(
     check_selection(loaded, selection)
     if not with_embedder:
         selection = attrs.evolve(selection, embedder=None, reranker=None)
-    if not with_parsers:  # the command reads no file (status): import no parser or grammar plugin
+    if not with_parsers:  # the command reads no file (status, search): import no parser or grammar
+        _check_parser_ids(loaded, selection.parsers)
         selection = attrs.evolve(selection, parsers=(), chunkers=())
     if extra_parsers:
         parsers = (*selection.parsers, *(p for p in extra_parsers if p not in selection.parsers))

@@ -10,12 +10,12 @@ still refuse a missing id (R1.6). ``plugin_report`` lists what is installed from
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from importlib.metadata import EntryPoint, entry_points
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -24,6 +24,8 @@ from pluggy import HookImpl, Result
 
 from . import hookspecs
 from .composite import component_ids
+from .entrypoints import InstalledEntryPoint as EntryPoint
+from .entrypoints import scan
 from .errors import PluginLoadError
 
 log = logging.getLogger("grooveseek.plugins")
@@ -109,19 +111,48 @@ class LoadedPlugins:
     grammar_ids: tuple[str, ...]
 
 
+# The scan of every installed distribution's entry points (``entrypoints.py``), kept while a command
+# resolves its plugins (``one_metadata_scan``): a command asks for four groups or more, and each
+# call would read every distribution again (issue 16). Outside that block every call scans afresh, so a
+# distribution installed while a process runs (tests do this) is seen.
+_SCAN: dict[str, dict[str, list[EntryPoint]]] | None = None
+
+
+@contextlib.contextmanager
+def one_metadata_scan() -> Iterator[None]:
+    """Within this block every ``installed_entry_points`` call answers from one metadata scan."""
+    global _SCAN
+    outer = _SCAN
+    if outer is None:
+        _SCAN = _scan_all()
+    try:
+        yield
+    finally:
+        _SCAN = outer
+
+
+def _scan_all() -> dict[str, dict[str, list[EntryPoint]]]:
+    groups: dict[str, dict[str, list[EntryPoint]]] = {kind: {} for kind in KINDS}
+    for ep in scan("grooveseek."):
+        kind = ep.group.removeprefix("grooveseek.")
+        groups.setdefault(kind, {}).setdefault(ep.name.lower(), []).append(ep)
+    return groups
+
+
 def installed_entry_points(kind: str) -> dict[str, list[EntryPoint]]:
     """Installed entry points of one group, by name, without importing anything."""
-    found: dict[str, list[EntryPoint]] = {}
-    for ep in entry_points(group=f"grooveseek.{kind}"):
-        found.setdefault(ep.name.lower(), []).append(ep)
-    return found
+    if _SCAN is not None and kind in _SCAN:
+        return {name: list(eps) for name, eps in _SCAN[kind].items()}
+    return _scan_all().get(kind, {})
 
 
 def _dist_name(ep: EntryPoint) -> str | None:
-    return ep.dist.name if ep.dist is not None else None
+    return ep.dist_name
 
 
 def _unique(kind: str, name: str, eps: list[EntryPoint]) -> EntryPoint:
+    if len(eps) == 1:  # the usual case: no distribution's METADATA needs reading
+        return eps[0]
     dists = sorted({_dist_name(ep) or "?" for ep in eps})
     if len(dists) > 1:
         raise PluginLoadError(
@@ -166,6 +197,12 @@ def _resolve_parser_ids(ids: Iterable[str]) -> list[tuple[str, str, EntryPoint]]
                 f"{', '.join(known) or 'none'}"
             )
     return out
+
+
+def check_parser_ids(ids: Iterable[str]) -> None:
+    """Raise the loader's PluginLoadError for an unknown or doubly claimed parser or grammar id,
+    from metadata alone: for commands that read no file and so import no parser (R1.6, R1.39)."""
+    _resolve_parser_ids(ids)
 
 
 def _resolve_single(kind: str, pid: str, hints: dict[str, str], what: str) -> tuple[str, str, EntryPoint]:
@@ -229,8 +266,7 @@ def load_plugins(selection: PluginSelection, *, extra: Iterable[tuple[str, objec
         name = f"{kind}.{pid}"
         if pm.get_plugin(name) is None:
             pm.register(plugin, name=name)
-        dist = ep.dist
-        loaded.append(LoadedPlugin(kind, pid, ep.value, _dist_name(ep), dist.version if dist else None))
+        loaded.append(LoadedPlugin(kind, pid, ep.value, _dist_name(ep), ep.version))
     for name, plugin in extra:
         pm.register(plugin, name=name)
     try:
@@ -278,7 +314,7 @@ def plugin_report(selection: PluginSelection, loaded: Iterable[LoadedPlugin] = (
                         "id": name,
                         "module": ep.value,
                         "distribution": _dist_name(ep),
-                        "version": ep.dist.version if ep.dist else None,
+                        "version": ep.version,
                         "enabled": name in enabled[kind],
                         "loaded": (kind, name, ep.value, _dist_name(ep)) in imported,
                     }

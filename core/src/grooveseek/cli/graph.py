@@ -175,7 +175,9 @@ def graph_command(
     from ..index.guard import open_for_search
     from .answers import graph_output
 
-    app = build_app(config, kb_path, model=model, index_path=index_path_of(ctx), loaded=answer.loaded)
+    app = build_app(  # the walk reads no file: no parser is imported (issue 16)
+        config, kb_path, model=model, index_path=index_path_of(ctx), loaded=answer.loaded, with_parsers=False
+    )
     store = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
         output = graph_output(app.config, ctx.params, store)

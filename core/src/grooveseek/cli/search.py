@@ -178,8 +178,14 @@ def search_command(
     from ..index.guard import open_for_search
     from .answers import in_process_search
 
-    app = build_app(
-        config, kb_path, model=model, reranker=reranker, index_path=index_path_of(ctx), loaded=answer.loaded
+    app = build_app(  # a search reads no file: no parser is imported (issue 16)
+        config,
+        kb_path,
+        model=model,
+        reranker=reranker,
+        index_path=index_path_of(ctx),
+        loaded=answer.loaded,
+        with_parsers=False,
     )
     click.echo(
         in_process_search(

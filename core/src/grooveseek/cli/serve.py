@@ -133,7 +133,9 @@ def serve_command(
     from ..mcp import build_server
     from ..mcp.transport import quiet_third_party_logs, resolve_plan, stdout_reserved_for_protocol
     from ..service import KBService
+    from ..store.sidecar import disable_writes
 
+    disable_writes()  # the vector sidecar is for one-shot processes (store/sidecar.py)
     quiet_third_party_logs()
     with stdout_reserved_for_protocol() as protocol_fd:
         app = build_app(

@@ -16,7 +16,8 @@ from .golden import GoldenExpected
 
 #: R10.10: bumped whenever a metric's definition changes, so history never compares runs scored
 #: differently. It lives next to the definitions so a change to one is a reminder to bump the other.
-METRIC_VERSION = 1
+#: 2: headings are matched without a trailing ``{#anchor}`` (issue 10).
+METRIC_VERSION = 2
 
 #: A hit as the metrics see it: (path, heading). Heading is None for chunks without one.
 HitKey = tuple[str, str | None]

@@ -3,7 +3,8 @@
 ``GraphParams`` is one request with the R6.64 clamps already applied (any instance is valid);
 ``connection_graph`` walks the index and returns a ``GraphResult`` whose ``as_dict`` is the R6.63
 answer. It backs ``groove graph`` and the MCP tool ``get_connection_graph`` (R7.25). No model runs:
-every expansion is a KNN on a vector already in the index. All SQL is in ``store/graph.py``.
+every expansion is a KNN on a vector already in the index, and the KNN of a batch of queued nodes
+is one ``IndexStore.knn_many`` call (one matrix product). All SQL is in ``store/graph.py``.
 """
 
 from __future__ import annotations
@@ -305,7 +306,8 @@ class _Pending:
 
 class _Walk:
     """Mutable state of one walk: nodes in insertion order, the FIFO queue, visited chunks and
-    excluded paths, the KNN count and the truncation records."""
+    excluded paths, candidates' paths read so far, the KNN count and the truncation records.
+    ``run`` walks in batches, ``run_per_node`` one KNN at a time; both give the same answer."""
 
     def __init__(self, store: IndexStore, params: GraphParams, filters: SearchFilters) -> None:
         self.store, self.params, self.filters = store, params, filters
@@ -316,6 +318,7 @@ class _Walk:
         self.visited: set[int] = set()
         self.excluded: set[str] = {params.start, *params.exclude_paths}
         self.knn_queries = 0
+        self.paths: dict[int, str | None] = {}  # candidate -> path, None when a filter drops it
         self.truncation: list[Truncation] = []
         self.budget_spent = False
 
@@ -345,7 +348,57 @@ class _Walk:
         return len(self.nodes)
 
     def run(self) -> None:
-        """Expand queued nodes breadth-first until the queue empties or the node budget fires."""
+        """Expand queued nodes breadth-first until the queue empties or the node budget fires,
+        answering the KNN of a batch of queued nodes with one ``knn_many`` (one matrix product).
+
+        The result is the per-node walk's (``run_per_node``) exactly: a node's neighbours depend
+        only on its vector, so computing them ahead changes nothing as long as the accepting runs
+        in queue order. A batch is never larger than the number of expansions that must happen
+        before the budget can fire (``_certain_expansions``), so every KNN row computed is one the
+        per-node walk would also have asked for, and ``knn_queries`` (KNN rows answered) is the
+        same count.
+        """
+        if self.params.fan_out == 0:  # R6.59: seeds only, no KNN
+            return
+        while self.queue and not self.budget_spent:
+            batch: list[tuple[int, np.ndarray | None]] = []
+            size = self._certain_expansions()
+            while self.queue and len(batch) < size:
+                if self.nodes[self.queue[0][0]].depth >= self.params.depth:
+                    break  # FIFO keeps depths non-decreasing: nothing after it may expand
+                batch.append(self.queue.popleft())
+            if not batch:
+                return
+            expanding = self._with_vectors(batch)
+            if not expanding:
+                continue
+            found = self._neighbours_many(np.stack([vector for _, vector in expanding]))
+            for (node_id, _), neighbours in zip(expanding, found, strict=True):
+                self._accept(node_id, neighbours)
+                if self.budget_spent:  # only the batch's last expansion can get here
+                    return
+
+    def _certain_expansions(self) -> int:
+        """How many more expansions happen before the budget can fire: each accepts at most
+        ``fan_out`` nodes, and the budget fires only once it is full."""
+        room = self.params.max_nodes - len(self.nodes)
+        return max(1, -(-room // self.params.fan_out))
+
+    def _with_vectors(self, batch: Sequence[tuple[int, np.ndarray | None]]) -> list[tuple[int, np.ndarray]]:
+        """The batch with each node's vector (one store read for all of them); a chunk without a
+        vector cannot be expanded and stays a leaf."""
+        wanted = [self.nodes[node_id].chunk_id for node_id, vector in batch if vector is None]
+        stored = self.store.chunk_embeddings(wanted) if wanted else {}
+        out = []
+        for node_id, vector in batch:
+            vector = stored.get(self.nodes[node_id].chunk_id) if vector is None else vector
+            if vector is not None:
+                out.append((node_id, vector))
+        return out
+
+    def run_per_node(self) -> None:
+        """The reference walk: one ``knn`` per expanded node, in queue order. ``run`` must give
+        exactly its answer; the tests and bench/graph_latency.py compare the two."""
         if self.params.fan_out == 0:  # R6.59: seeds only, no KNN
             return
         while self.queue and not self.budget_spent:
@@ -357,21 +410,58 @@ class _Walk:
                 vector = self.store.chunk_embeddings([chunk_id]).get(chunk_id)
                 if vector is None:  # a chunk without a vector cannot be expanded; it stays a leaf
                     continue
-            self._expand(node_id, vector)
+            self._accept(node_id, self._neighbours(vector))
+
+    def _knn_size(self) -> int:
+        """R6.60/R6.21: ``k = fan_out × 2`` survivors, over-fetching while a filter is active."""
+        return min(fetch_size(self.params.fan_out * 2, self.filters.active), MAX_KNN)
 
     def _neighbours(self, vector: np.ndarray) -> list[tuple[int, str, float]]:
         """The filtered vector routine: ``k = fan_out × 2`` survivors of category, topic and the
         quality threshold, over-fetching while a filter is active (R6.21), in distance order."""
-        n = self.params.fan_out * 2
-        hits = self.store.knn(vector, min(fetch_size(n, self.filters.active), MAX_KNN))
+        hits = self.store.knn(vector, self._knn_size())
         self.knn_queries += 1
         paths = self.store.graph_candidate_paths([cid for cid, _ in hits], self.filters)
-        return [(cid, paths[cid], dist) for cid, dist in hits if cid in paths][:n]
+        return [(cid, paths[cid], dist) for cid, dist in hits if cid in paths][: self.params.fan_out * 2]
 
-    def _expand(self, node_id: int, vector: np.ndarray) -> None:
+    def _neighbours_many(self, vectors: np.ndarray) -> list[list[tuple[int, str, float]]]:
+        """``_neighbours`` for each row of ``vectors``: one ``knn_many``, then the filter verdicts
+        of only as many candidates as the rows need.
+
+        A row's answer is its first ``fan_out × 2`` candidates that pass the filters, so only the
+        candidates up to the last of those can matter; the verdicts are read in rounds (the next
+        ``fan_out × 2``, then twice as many, ...) for the rows still short of survivors. With a
+        filter almost every chunk passes (the quality threshold), one round reads about a tenth
+        of the over-fetched candidates.
+        """
+        rows = self.store.knn_many(vectors, self._knn_size())
+        self.knn_queries += len(rows)
+        n = self.params.fan_out * 2
+        out: list[list[tuple[int, str, float]]] = [[] for _ in rows]
+        read, step = [0] * len(rows), n
+        while short := [i for i, hits in enumerate(rows) if len(out[i]) < n and read[i] < len(hits)]:
+            self._read_paths([cid for i in short for cid, _ in rows[i][read[i] : read[i] + step]])
+            for i in short:
+                for cid, distance in rows[i][read[i] : read[i] + step]:
+                    path = self.paths[cid]
+                    if path is not None and len(out[i]) < n:
+                        out[i].append((cid, path, distance))
+                read[i] += step
+            step *= 2
+        return out
+
+    def _read_paths(self, ids: Sequence[int]) -> None:
+        """Record the path (None: filtered out) of every id not yet known. A verdict cannot change
+        within the walk's snapshot, so each candidate is read once per walk."""
+        unseen = list(dict.fromkeys(cid for cid in ids if cid not in self.paths))
+        found = self.store.graph_candidate_paths(unseen, self.filters) if unseen else {}
+        self.paths.update((cid, found.get(cid)) for cid in unseen)
+
+    def _accept(self, node_id: int, neighbours: Sequence[tuple[int, str, float]]) -> None:
+        """R6.60 acceptance of one expansion's candidates, in distance order."""
         parent = self.nodes[node_id]
         accepted = 0
-        for chunk_id, path, distance in self._neighbours(vector):
+        for chunk_id, path, distance in neighbours:
             if accepted >= self.params.fan_out:
                 break
             score = similarity(distance)
@@ -409,13 +499,17 @@ def _build_nodes(pending: Sequence[_Pending], rows: dict[int, GraphNodeRow]) -> 
     return tuple(out)
 
 
-def connection_graph(store: IndexStore, params: GraphParams, *, min_quality: float) -> GraphResult:
+def connection_graph(
+    store: IndexStore, params: GraphParams, *, min_quality: float, per_node: bool = False
+) -> GraphResult:
     """Walk the index from ``params.start`` (SPEC R6.56–R6.66).
 
     Args:
         store: an open index; the walk runs in one read snapshot of it.
         params: the request, already clamped.
         min_quality: the server's effective quality threshold (R6.25); it filters neighbours, never seeds.
+        per_node: walk with one KNN per expanded node (the reference the batched walk is tested and
+            benchmarked against) instead of one matrix product per batch of queued nodes.
 
     Returns:
         The nodes in insertion order with stats and truncation records.
@@ -436,7 +530,7 @@ def connection_graph(store: IndexStore, params: GraphParams, *, min_quality: flo
             limit = params.max_seed_chunks
             walk.truncation.append(Truncation("seed_chunks", limit, SEED_CHUNKS_DETAIL.format(limit=limit)))
         seeds_used = walk.seed(seed_ids)
-        walk.run()
+        walk.run_per_node() if per_node else walk.run()
         rows = store.graph_node_rows([p.chunk_id for p in walk.nodes])
     nodes = _build_nodes(walk.nodes, rows)
     stats = GraphStats(

@@ -101,7 +101,8 @@ STOPWORDS = frozenset(
 )
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # Hiragana (particles, okurigana) and CJK punctuation separate the content words of a Japanese term.
-_KANA_SPLIT = re.compile(r"[\u3040-\u309f\u3000-\u303f\uff01-\uff0f\uff1a-\uff20ー]+")
+# The long-vowel mark ー is part of katakana words (コピー, データ), so it does not cut them.
+_KANA_SPLIT = re.compile(r"[\u3040-\u309f\u3000-\u303f\uff01-\uff0f\uff1a-\uff20]+")
 _TRIM = re.compile(r"^[^\w]+|[^\w]+$")
 
 

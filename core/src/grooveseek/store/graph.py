@@ -57,9 +57,9 @@ class GraphQueries:
         return [r[0] for r in rows]
 
     def chunk_embeddings(self, ids: Sequence[int]) -> dict[int, FloatArray]:
-        """Stored vectors by chunk id (float32); ids without a vector are absent (one primary-key
-        lookup per id, see ``VectorTable.lookup``)."""
-        return self._core.vectors.lookup(ids)
+        """Stored vectors by chunk id (float32); ids without a vector are absent (from the
+        snapshot's vector matrix, see ``VectorTable.stored``)."""
+        return self._core.vectors.stored(ids)
 
     def graph_candidate_paths(self, ids: Sequence[int], filters: SearchFilters) -> dict[int, str]:
         """Path of every id in ``ids`` that passes ``filters`` (category, topic, quality threshold).

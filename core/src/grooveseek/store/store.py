@@ -93,6 +93,7 @@ class Store:
         self.vec_dimension = core.vectors.dimension
         self.ensure_vec_table = core.vectors.ensure
         self.knn = core.vectors.knn
+        self.knn_many = core.vectors.knn_many
 
     def chunk_texts(self) -> Iterator[tuple[str, str | None, str, str]]:
         """``(path, heading, context, content)`` of every chunk, by path and chunk order (streamed)."""
@@ -257,12 +258,13 @@ def _refuse_unless_ours(db_path: Path) -> None:
 
 
 def remove_index_files(db_path: Path) -> None:
-    """Delete the index and its WAL/SHM sidecars (R4.33); missing files are fine.
+    """Delete the index, its WAL/SHM files and its vector sidecar (R4.33, ``sidecar.py``); missing
+    files are fine.
 
     Every path is checked before any is removed, so a refusal leaves the set as it was. A directory
     in one of these places is refused rather than deleted: it may hold anything.
     """
-    paths = [f"{db_path}{suffix}" for suffix in ("", "-wal", "-shm")]
+    paths = [f"{db_path}{suffix}" for suffix in ("", "-wal", "-shm", ".vectors")]
     for path in paths:
         if is_real_directory(path):
             raise StoreError(directory_message(path))

@@ -90,6 +90,22 @@ class VectorTable:
             return [hit for hit in self.sqlite_vec_knn(vector, MAX_KNN_K) if hit[0] in passing][:k]
         return self.sqlite_vec_knn(vector, k)
 
+    def knn_many(
+        self, vectors: FloatArray, k: int, min_quality: float = 0.0
+    ) -> list[list[tuple[int, float]]]:
+        """``knn`` for every row of ``vectors`` (m x d), in row order: one matrix product per block
+        of rows over the snapshot's matrix, the same answers as ``knn`` row by row. An index
+        without a generation token answers row by row through sqlite-vec."""
+        dimension = self.dimension()
+        if dimension is None:
+            return [[] for _ in range(len(vectors))]
+        from .matrix import matrix_for, top_k_many
+
+        matrix = matrix_for(self._conn, str(self._path), dimension) if self._path is not None else None
+        if matrix is None:
+            return [self.knn(vector, k, min_quality) for vector in vectors]
+        return top_k_many(matrix, vectors, min(k, MAX_KNN_K), min_quality)
+
     def quality_passing(self, threshold: float) -> set[int]:
         rows = self._conn.execute("select id from chunks where quality_score >= ?", (threshold,))
         return {int(r[0]) for r in rows}
@@ -125,6 +141,17 @@ class VectorTable:
         except apsw.Error as exc:
             raise StoreError(f"reading stored vectors failed: {exc}") from exc
         return out
+
+    def stored(self, ids: Sequence[int]) -> dict[int, FloatArray]:
+        """Stored vectors by chunk id, read from the snapshot's matrix (the one ``knn`` scans)
+        when there is one, else one primary-key lookup per id (``lookup``)."""
+        dimension = self.dimension()
+        if not ids or dimension is None:
+            return {}
+        from .matrix import matrix_for, vectors_by_id
+
+        matrix = matrix_for(self._conn, str(self._path), dimension) if self._path is not None else None
+        return self.lookup(ids) if matrix is None else vectors_by_id(matrix, ids)
 
     def lookup(self, ids: Sequence[int]) -> dict[int, FloatArray]:
         """Stored vectors by chunk id, one primary-key lookup per id; ids without a vector are absent.

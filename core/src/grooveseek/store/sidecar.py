@@ -1,0 +1,147 @@
+"""The vector sidecar ``<index>.vectors``: one snapshot's vector matrix as a memory-mappable file
+(issue 16), so a one-shot ``groove search`` maps the vectors instead of reading every blob out of
+``vec_chunks`` (most of the matrix build at 10k chunks).
+
+The file is a cache of the SQLite rows, never a source of truth. Its header names the
+``vectors_generation`` token of the snapshot it was written from (``matrix.py``) and the dimension;
+a reader uses it only when both equal what it sees inside its own snapshot, otherwise it rebuilds
+from SQLite and replaces the file. Layout, little-endian::
+
+    0   8  magic b"GRVVEC1\\0"
+    8   4  dimension (u32)        12  4  reserved (0)
+    16  8  row count n (u64)      24 32  generation token (ASCII, NUL-padded)
+    56  8  reserved (0)
+    64     ids int64[n] | quality float32[n] | padding to 8 bytes | vectors float32[n * dimension]
+
+The file is written to a temporary name and renamed over the old one, so a reader never sees a
+half-written file and a mapping already open keeps the old inode. It is created owner-only
+(0600), opened with ``O_NOFOLLOW`` (a symbolic link in its place is never followed; it is
+replaced), and a file that is not a regular file owned by this user, or that is writable by
+others, is ignored. A file whose header or size does not match is ignored and rewritten. Bytes
+damaged inside the vector block cannot be detected without a checksum over the whole matrix, which
+would cost what the file saves; the file is only ever written by the rename above.
+"""
+
+from __future__ import annotations
+
+import logging
+import mmap
+import os
+import stat
+import struct
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["SUFFIX", "disable_writes", "read_vectors", "sidecar_path", "write_vectors"]
+
+SUFFIX = ".vectors"
+MAGIC = b"GRVVEC1\0"
+_HEADER = struct.Struct("<8sII Q 32s Q")  # magic, dimension, reserved, count, generation, reserved
+HEADER_SIZE = 64
+assert _HEADER.size == HEADER_SIZE
+
+log = logging.getLogger("grooveseek.store")
+
+Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]  # ids int64, vectors float32 (n, dim), quality float32
+
+
+# The owner and link checks need POSIX calls; elsewhere (Windows) the file is neither read nor
+# written and every process builds its matrix from SQLite, as before the sidecar existed.
+_WRITES = hasattr(os, "O_NOFOLLOW") and hasattr(os, "geteuid")
+
+
+def disable_writes() -> None:
+    """This process never writes the file (``groove serve``): a server keeps its matrix in memory
+    and answers one-shot commands over its socket, so rewriting the file after every change the
+    watcher indexes would only churn the disk. The next one-shot process writes it instead."""
+    global _WRITES
+    _WRITES = False
+
+
+def sidecar_path(db_path: str | os.PathLike[str]) -> Path:
+    return Path(f"{os.fspath(db_path)}{SUFFIX}")
+
+
+def _layout(count: int, dimension: int) -> tuple[int, int, int]:
+    """Offsets of the quality and vector blocks, and the file size, for ``count`` rows."""
+    quality_at = HEADER_SIZE + 8 * count
+    vectors_at = quality_at + 4 * count
+    vectors_at += -vectors_at % 8
+    return quality_at, vectors_at, vectors_at + 4 * count * dimension
+
+
+def _trusted(st: os.stat_result) -> bool:
+    """A regular file of ours that nobody else can have written: anything else is not read."""
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def read_vectors(db_path: str | os.PathLike[str], generation: str, dimension: int) -> Arrays | None:
+    """The matrix of snapshot ``generation`` mapped from the sidecar, or None when there is no
+    usable file for it (missing, another generation or dimension, truncated, damaged header, a
+    link, not ours). The arrays are read-only views of a private read-only mapping."""
+    if not hasattr(os, "O_NOFOLLOW") or not hasattr(os, "geteuid"):
+        return None
+    path = sidecar_path(db_path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # missing, or a link (ELOOP): rebuild from SQLite
+        return None
+    try:
+        st = os.fstat(fd)
+        if not _trusted(st) or st.st_size < HEADER_SIZE:
+            return None
+        header = os.pread(fd, HEADER_SIZE, 0)
+        magic, dim, _, count, token, _ = _HEADER.unpack(header)
+        if magic != MAGIC or dim != dimension or token.rstrip(b"\0") != generation.encode("ascii"):
+            return None
+        quality_at, vectors_at, size = _layout(count, dim)
+        if st.st_size != size:
+            return None
+        mapped = mmap.mmap(
+            fd, size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0), prot=mmap.PROT_READ
+        )
+    except (OSError, ValueError, struct.error, UnicodeError) as exc:
+        log.debug("vector sidecar %s not used: %s", path, exc)
+        return None
+    finally:
+        os.close(fd)  # the mapping holds its own reference to the file
+    ids = np.frombuffer(mapped, dtype="<i8", count=count, offset=HEADER_SIZE)
+    quality = np.frombuffer(mapped, dtype="<f4", count=count, offset=quality_at)
+    vectors = np.frombuffer(mapped, dtype="<f4", count=count * dim, offset=vectors_at).reshape(count, dim)
+    return ids, vectors, quality
+
+
+def write_vectors(db_path: str | os.PathLike[str], generation: str, arrays: Arrays) -> bool:
+    """Write the matrix of snapshot ``generation`` beside the index, atomically; False (and nothing
+    left behind) when it cannot be written, for example in a read-only folder: the file only saves
+    time, so failing to write it is never an error."""
+    if not _WRITES:
+        return False
+    ids, vectors, quality = arrays
+    token = generation.encode("ascii", "replace")
+    if len(token) > 32 or vectors.ndim != 2:
+        return False
+    count, dimension = vectors.shape
+    quality_at, vectors_at, _ = _layout(count, dimension)
+    path = sidecar_path(db_path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)  # 0600
+        with os.fdopen(fd, "wb") as out:
+            out.write(_HEADER.pack(MAGIC, dimension, 0, count, token, 0))
+            out.write(np.ascontiguousarray(ids, dtype="<i8").tobytes())
+            out.write(np.ascontiguousarray(quality, dtype="<f4").tobytes())
+            out.write(b"\0" * (vectors_at - quality_at - 4 * count))
+            out.write(np.ascontiguousarray(vectors, dtype="<f4").reshape(-1).data)
+        os.replace(tmp, path)  # replaces a link in its place, never its target
+        return True
+    except OSError as exc:
+        log.debug("vector sidecar %s not written: %s", path, exc)
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        return False
