@@ -11,7 +11,7 @@ the model still embeds a probe text is skipped; when the probe fails too, no fil
 the run stops (``RunFailed``). The writer reads and
 updates its indexer's counters, lines and settled set, so the watcher's own wording applies here.
 
-Inside ``parallel()`` (an index run, ``index.workers``), a batch goes to the worker processes and is
+Inside ``parallel()`` (an index run, ``index/workers.py``), a batch goes to the worker processes and is
 written at the next flush, so this process parses and writes while they embed; one batch is in
 flight at most, and batches are written in the order they were read.
 """
@@ -75,7 +75,7 @@ class Writer:
 
     @contextmanager
     def parallel(self, count: int) -> Iterator[EmbedWorkers]:
-        """Embed in up to ``count`` worker processes until the block ends (``index.workers``).
+        """Embed in up to ``count`` worker processes until the block ends (``index/workers.py``).
 
         A batch handed to the workers is written at the next flush, or when the block ends; a block
         left by an exception drops it (the run failed; its files keep their rows).
