@@ -65,7 +65,7 @@ class IndexConfig:
     path: str | None = None  # None = .groove.db beside kb_path (R0.6); absolute once loaded
     # None: the embedder's max_input_tokens (docs/retrieval.md, "Chunk size"). Trusted configs only.
     max_chunk_tokens: int | None = None
-    # None: one embedding worker process per usable core, at most 4 (index/workers.py). Trusted only.
+    # None: one embedding worker process per usable core, at most 2 (index/workers.py). Trusted only.
     embed_workers: int | None = None
 
 

@@ -31,9 +31,12 @@ from typing import Any
 from ..errors import ModelError
 from ..interfaces import Embedder, FloatArray
 
-#: ``[index].embed_workers`` unset: one worker per usable core, at most this many (each holds its
-#: own copy of the model: about 260 MiB resident for minilm-l6-int8, more for bigger models).
-AUTO_MAX_WORKERS = 4
+#: ``[index].embed_workers`` unset: one worker per usable core, at most this many. Each holds its
+#: own copy of the model (about 260 MiB resident for minilm-l6-int8, 350 MiB for the composite
+#: default), and the in-process session already uses 1.5 cores: on a quiet 2-core machine two
+#: workers gave 1.31x (minilm) and 1.28x (composite) for 2.9x the peak memory (docs/performance.md),
+#: so the default stops at two; more is a deliberate `embed_workers`.
+AUTO_MAX_WORKERS = 2
 #: A run starts its workers once it has asked for this many texts; smaller runs never do, since
 #: starting a worker (an interpreter, numpy, the runtime, the model) costs a core about a second.
 MIN_TEXTS = 128
