@@ -35,11 +35,13 @@ LOOPBACK = __import__("ipaddress").ip_address("127.0.0.1")
 posix_only = pytest.mark.skipif(os.name == "nt", reason="needs RLIMIT_NOFILE and fork-free fd games")
 
 
-def make_app(release: threading.Event) -> Starlette:
+def make_app(release: threading.Event, entered: threading.Semaphore | None = None) -> Starlette:
     async def healthz(request: Request) -> PlainTextResponse:
         return PlainTextResponse("ok")
 
     async def hold(request: Request) -> PlainTextResponse:
+        if entered is not None:  # tells the test this request holds its connection now
+            entered.release()
         while not release.is_set():  # bounded by the test's release; polls the thread event
             await asyncio.sleep(0.01)
         return PlainTextResponse("released")
@@ -53,11 +55,13 @@ def make_app(release: threading.Event) -> Starlette:
 
 
 @contextlib.contextmanager
-def server(limits: ConnectionLimits) -> Iterator[tuple[str, HttpService, threading.Event]]:
+def server(
+    limits: ConnectionLimits, entered: threading.Semaphore | None = None
+) -> Iterator[tuple[str, HttpService, threading.Event]]:
     release = threading.Event()
     sock = bind_socket(LOOPBACK, 0)
     ready = threading.Event()
-    runner = HttpService(make_app(release), sock, on_ready=ready.set, limits=limits)
+    runner = HttpService(make_app(release, entered), sock, on_ready=ready.set, limits=limits)
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()
     try:
@@ -142,7 +146,8 @@ def test_a_kept_alive_connection_trickling_its_next_request_is_closed_too() -> N
 
 def test_when_every_connection_is_busy_a_new_one_gets_503_and_healthz_recovers() -> None:
     cap = 4
-    with server(ConnectionLimits(cap=cap)) as (base, runner, release):
+    entered = threading.Semaphore(0)
+    with server(ConnectionLimits(cap=cap), entered) as (base, runner, release):
         results: list[int] = []
 
         def held() -> None:
@@ -152,13 +157,11 @@ def test_when_every_connection_is_busy_a_new_one_gets_503_and_healthz_recovers()
         for t in holders:
             t.start()
         try:
-            refused = None
-            for _ in range(200):  # until all holders are inside their requests (bounded)
-                answer = httpx.get(f"{base}/healthz", timeout=DEADLINE)
-                if answer.status_code == 503:
-                    refused = answer
-                    break
-            assert refused is not None and refused.text == "Service Unavailable"
+            # Probe only once every holder is inside its request: a probe sent earlier could take
+            # a holder's slot and leave the server one connection short of its cap (a race).
+            assert all(entered.acquire(timeout=DEADLINE) for _ in range(cap))
+            refused = httpx.get(f"{base}/healthz", timeout=DEADLINE)
+            assert refused.status_code == 503 and refused.text == "Service Unavailable"
         finally:
             release.set()
             for t in holders:
