@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 CJK_SCRIPTS = ("kanji", "hiragana", "katakana")
 #: A word of the non-CJK rest, as unicode61 would cut it (letters and digits; "_" and "-" split).
@@ -123,3 +124,12 @@ def cjk_share(text: str) -> float:
 def mostly_cjk(text: str) -> bool:
     """The fusion rule's test (docs/retrieval.md): more than half of the letters are kanji or kana."""
     return cjk_share(text) > MOSTLY_CJK
+
+
+#: Languages in ``Embedder.languages`` that mean "reads Japanese, Chinese and Korean".
+CJK_LANGUAGES = frozenset({"multilingual", "ja", "zh", "ko"})
+
+
+def covers_cjk(languages: Sequence[str]) -> bool:
+    """Whether an embedder that declares ``languages`` reads CJK text (fusion and the composite)."""
+    return any(lang in CJK_LANGUAGES for lang in languages)

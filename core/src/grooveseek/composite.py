@@ -20,15 +20,13 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 
-from .cjk import mostly_cjk
+from .cjk import covers_cjk, mostly_cjk
 from .errors import ModelError
 from .interfaces import Embedder, FloatArray
 
 __all__ = ["SEPARATOR", "CompositeEmbedder", "component_ids", "query_parts"]
 
 SEPARATOR = "+"
-#: Languages that say "reads Japanese, Chinese and Korean" (the same set fusion uses).
-_CJK = frozenset({"multilingual", "ja", "zh", "ko"})
 
 
 def component_ids(model_id: str) -> tuple[str, ...]:
@@ -45,7 +43,7 @@ def query_parts(languages: Sequence[Sequence[str]], query: str) -> tuple[int, ..
     same chunks). When no part qualifies, every part embeds the query.
     """
     if mostly_cjk(query):
-        chosen = [i for i, langs in enumerate(languages) if _CJK.intersection(langs)]
+        chosen = [i for i, langs in enumerate(languages) if covers_cjk(langs)]
     else:
         chosen = [i for i, langs in enumerate(languages) if set(langs) - {"multilingual"}]
     return tuple(chosen) if chosen else tuple(range(len(languages)))

@@ -15,10 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from ..cjk import mostly_cjk
+from ..cjk import covers_cjk, mostly_cjk
 
-#: Languages that mean "reads Japanese, Chinese and Korean" in ``Embedder.languages``.
-CJK_LANGUAGES = frozenset({"multilingual", "ja", "zh", "ko"})
 #: The built-in weights, chosen on the bench golden sets (docs/retrieval.md, "Two embedders, one
 #: index"): a vector leg that reads the query counts as much as the trigram leg (equal RRF, the
 #: rule of R6.31), and the bigram leg half as much again, since for Japanese it sees the two-character
@@ -38,10 +36,6 @@ class LegWeights:
 
     def as_dict(self) -> dict[str, object]:
         return {"weights": dict(self.weights), "rule": self.rule}
-
-
-def covers_cjk(languages: Sequence[str]) -> bool:
-    return any(lang in CJK_LANGUAGES for lang in languages)
 
 
 def leg_weights(
