@@ -118,9 +118,17 @@ def _load_vec0_storage(conn: apsw.Connection, dimension: int) -> VectorMatrix | 
         int(r[0]): cast(bytes, r[1]) for r in conn.execute("select chunk_id, validity from vec_chunks_chunks")
     }
     vectors = np.empty((n, dimension), dtype=np.float32)
+    # Rows grouped by chunk blob once (a mask per blob would cost rows x blobs at a million chunks).
+    order = np.argsort(blocks, kind="stable")
+    found, starts, counts = np.unique(blocks[order], return_index=True, return_counts=True)
+    groups = {
+        int(b): order[a : a + c]
+        for b, a, c in zip(found.tolist(), starts.tolist(), counts.tolist(), strict=True)
+    }
+    placed_rows = 0
     for block, blob in conn.execute("select rowid, vectors from vec_chunks_vector_chunks00"):
-        rows = blocks == int(block)
-        if not rows.any():
+        rows = groups.get(int(block))
+        if rows is None:
             continue
         at = offsets[rows]
         data = np.frombuffer(cast(bytes, blob), dtype=np.float32)
@@ -128,8 +136,8 @@ def _load_vec0_storage(conn: apsw.Connection, dimension: int) -> VectorMatrix | 
         if data.size % dimension or at.max() >= min(data.size // dimension, bits.size) or not bits[at].all():
             return None
         vectors[rows] = data.reshape(-1, dimension)[at]
-        blocks[rows] = -1  # placed
-    if (blocks != -1).any():  # a row whose chunk blob is missing
+        placed_rows += rows.size
+    if placed_rows != n:  # a row whose chunk blob is missing
         return None
     return VectorMatrix(ids=ids, vectors=vectors, quality=quality)
 
