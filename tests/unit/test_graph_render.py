@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import xml.etree.ElementTree as ET
 
-import pytest
-
 from grooveseek.search.graph import GraphNode, GraphResult, GraphStats, Truncation
-from grooveseek.search.graph_render import DEPTH_COLOURS, render_dot, render_svg, render_text, tree_rows
+from grooveseek.search.graph_render import DEPTH_COLOURS, render_dot, render_svg, render_text
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -91,39 +90,97 @@ def test_dot_states_truncation_visibly_only_when_cut():
 
 
 # -- svg ------------------------------------------------------------------------------------------
-def test_svg_is_well_formed_and_contains_every_node_and_the_note():
+def _svg_root(result: GraphResult) -> ET.Element:
+    return ET.fromstring(render_svg(result).encode("utf-8"))  # control characters in snippets were dropped
+
+
+def test_svg_draws_one_box_per_document_coloured_by_first_depth():
     result = _result()
-    svg = render_svg(result)
-    root = ET.fromstring(svg.encode("utf-8"))  # control characters in snippets were dropped
+    root = _svg_root(result)
     assert root.tag == f"{SVG}svg"
-    text = "".join(root.itertext())
-    for node in result.nodes:
-        assert node.path in text
-    assert "TRUNCATED: node_budget (limit 6)" in text and "raise max_nodes" in text
     groups = root.findall(f"{SVG}g")
-    assert [g.get("id") for g in groups] == [f"n{n.node_id}" for n in result.nodes]
-    fills = [g.find(f"{SVG}rect").get("fill") for g in groups]
-    assert fills == [DEPTH_COLOURS[n.depth] for n in result.nodes]
+    # start.md holds nodes 0 and 5: one box, listing both seeding sections.
+    assert len(groups) == 5
+    texts = ["".join(g.itertext()) for g in groups]
+    assert "start.md" in texts[0] and "Intro" in texts[0] and "Second" in texts[0]
+    assert "2 sections seeded the walk" in texts[0]
+    fills = {
+        next(t for t in g.itertext() if t.endswith(".md")): g.find(f"{SVG}rect").get("fill") for g in groups
+    }
+    assert fills["start.md"] == DEPTH_COLOURS[0] and fills["a.md"] == DEPTH_COLOURS[1]
+    assert fills["deep/b.md"] == DEPTH_COLOURS[2]
+
+
+def test_svg_edges_join_documents_and_carry_the_best_similarity():
+    result = _result()
+    root = _svg_root(result)
     edges = root.findall(f"{SVG}path")
-    assert len(edges) == sum(n.parent_id is not None for n in result.nodes)
-    scores = [t.text for t in root.findall(f"{SVG}text") if t.get("class") == "score"]
-    assert scores == [f"{n.score:.3f}" for n in result.nodes if n.parent_id is not None]
+    # start->a, start->weird, a->b, a->c: four document edges, each labelled once at its child.
+    assert len(edges) == 4
+    scores = sorted(t.text for t in root.findall(f"{SVG}text") if t.get("class") == "score")
+    assert scores == sorted(["0.812", "0.700", "0.600", "0.550"])
+
+
+def test_svg_states_a_cut_walk_calmly():
+    root = _svg_root(_result())
+    notes = [t.text for t in root.findall(f"{SVG}text") if t.get("class") == "note"]
+    assert notes == ["Partial view (truncated): it stopped at 6 sections (max_nodes)."]
+    assert "#c0392b" not in render_svg(_result())  # no red alarm: the bounds are doing their job
 
 
 def test_svg_without_truncation_has_no_note():
-    root = ET.fromstring(render_svg(_result(truncated=False)).encode("utf-8"))
-    assert "TRUNCATED" not in "".join(root.itertext())
+    root = _svg_root(_result(truncated=False))
+    assert not [t for t in root.findall(f"{SVG}text") if t.get("class") == "note"]
 
 
 def test_svg_of_seeds_only_is_valid():
     result = GraphResult("s.md", (_node(0, None, 0, "s.md"),), GraphStats(1, 0, 0, 1, 0))
-    root = ET.fromstring(render_svg(result).encode("utf-8"))
+    root = _svg_root(result)
     assert len(root.findall(f"{SVG}g")) == 1 and not root.findall(f"{SVG}path")
 
 
-def test_tree_layout_gives_each_leaf_a_row_and_centres_parents():
-    rows = tree_rows(_result().nodes)
-    # Depth-first leaf order: 3, 4 (children of 1), 2, 5. Node 1 sits between 3 and 4, node 0
-    # between its first child (1) and last child (2).
-    assert {k: rows[k] for k in (3, 4, 2, 5)} == {3: 0.0, 4: 1.0, 2: 2.0, 5: 3.0}
-    assert rows[1] == pytest.approx(0.5) and rows[0] == pytest.approx((0.5 + 2.0) / 2)
+def test_a_default_sized_walk_fits_a_laptop_screen():
+    """Issue 24 item 8: 100 chunks over 34 documents (a real default walk from npm's config.md,
+    32 seeds) drew one box per chunk, 1400 x 3663 px. As documents it keeps a screen's shape."""
+    nodes = [_node(i, None, 0, "using-npm/config.md", heading=f"S{i % 3}") for i in range(32)]
+    for i in range(32, 100):
+        nodes.append(_node(i, i % 32, 1, f"commands/doc-{(i - 32) % 33}.md", score=0.4 + (i % 50) / 100))
+    stats = GraphStats(100, 1, 17, 32, 43)
+    cut = (Truncation("seed_chunks", 32, "x"), Truncation("node_budget", 100, "y"))
+    root = _svg_root(GraphResult("using-npm/config.md", tuple(nodes), stats, cut))
+    width, height = int(root.get("width")), int(root.get("height"))
+    assert len(root.findall(f"{SVG}g")) == 34
+    assert width <= 1600 and height <= 900 and 1.2 <= width / height <= 2.6, (width, height)
+
+
+def test_edges_never_cross_a_box():
+    """Routes run through the gaps: no segment of any edge enters a document box."""
+    nodes = [_node(0, None, 0, "s.md")]
+    nodes += [_node(i, 0, 1, f"a{i}.md", score=0.9 - i / 100) for i in range(1, 25)]
+    nodes += [_node(i, 1 + i % 24, 2, f"b{i}.md", score=0.5) for i in range(25, 60)]
+    root = _svg_root(GraphResult("s.md", tuple(nodes), GraphStats(60, 2, 25, 1, 5)))
+    boxes = [
+        tuple(float(r.get(k)) for k in ("x", "y", "width", "height"))
+        for r in root.findall(f"{SVG}g/{SVG}rect")
+    ]
+    for edge in root.findall(f"{SVG}path"):
+        points = _polyline(edge.get("d"))
+        for (x1, y1), (x2, y2) in itertools.pairwise(points):
+            for bx, by, bw, bh in boxes:
+                inside_x = max(x1, x2) > bx + 0.5 and min(x1, x2) < bx + bw - 0.5
+                inside_y = max(y1, y2) > by + 0.5 and min(y1, y2) < by + bh - 0.5
+                assert not (inside_x and inside_y), (edge.get("d"), (bx, by))
+
+
+def _polyline(d: str) -> list[tuple[float, float]]:
+    """The points of an ``M x,y H x V y ...`` path."""
+    tokens = re.findall(r"([MHV])([-\d.]+)(?:,([-\d.]+))?", d)
+    points: list[tuple[float, float]] = []
+    for op, a, b in tokens:
+        if op == "M":
+            points.append((float(a), float(b)))
+        elif op == "H":
+            points.append((float(a), points[-1][1]))
+        else:
+            points.append((points[-1][0], float(a)))
+    return points
