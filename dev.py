@@ -90,6 +90,30 @@ def install() -> None:
     stamp.write_text(digest)
 
 
+# The browser tests (tests/browser, docs/ui.md) drive Debian's Chromium through chromedriver; the
+# Japanese font makes the screenshots of a Japanese search legible.
+BROWSER_PACKAGES = ["chromium", "chromium-driver", "fonts-ipafont-gothic"]
+
+
+def install_browser() -> None:
+    """Install the browser tests' packages as root with apt; elsewhere say the tests will not run."""
+    font = Path("/usr/share/fonts/opentype/ipafont-gothic")
+    if shutil.which("chromedriver") and shutil.which("chromium") and font.exists():
+        return
+    if os.name != "posix" or os.geteuid() != 0 or not shutil.which("apt-get"):
+        print(
+            "dev.py: chromium/chromedriver missing and not root with apt: the browser tests will not run",
+            file=sys.stderr,
+        )
+        return
+    print(f"dev.py: apt-get install {' '.join(BROWSER_PACKAGES)} (for the browser tests)", file=sys.stderr)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    cmd = ["apt-get", "install", "-y", "-q", *BROWSER_PACKAGES]
+    if subprocess.run(cmd, env=env, check=False, stdout=subprocess.DEVNULL).returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], env=env, check=False, stdout=subprocess.DEVNULL)
+        subprocess.run(cmd, env=env, check=False, stdout=subprocess.DEVNULL)
+
+
 def demo() -> int:
     """Index examples/sample-kb offline (a new index gets the packaged model: no flags), run one
     search, then print the commands to run on your own notes."""
@@ -234,6 +258,8 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     install()
+    if argv[0] in {"install", "test"}:
+        install_browser()
     if argv[0] == "demo":
         return demo()
     if argv[0] == "test":

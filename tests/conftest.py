@@ -85,3 +85,29 @@ def done_counts(result) -> dict[str, int]:
     assert m, result.output
     keys = ["docs", "updated", "renamed", "deleted", "skipped", "unparsed", "chunks"]
     return dict(zip(keys, map(int, m.groups()), strict=True))
+
+
+XSS_NOTE = """---
+title: "<script>window.pwnedTitle = 1</script> Tricky note"
+tags: ["<img src=x onerror=alert(1)>"]
+---
+# <b>Heading</b> <script>document.title = 'pwned'</script>
+
+The xsscanary paragraph: <script>window.pwned = 1</script> and <img src=x onerror="window.pwned = 2">
+and a link <a href="javascript:window.pwned = 3">click</a>.
+"""
+
+
+@pytest.fixture(scope="session")
+def ui_kb(tmp_path_factory: pytest.TempPathFactory) -> IndexedKB:
+    """English and Japanese notes plus a note full of markup (the search page's tests, issue 25),
+    indexed once with the real model. Read-only for tests."""
+    root = tmp_path_factory.mktemp("ui")
+    kb = root / "kb"
+    shutil.copytree(Path(__file__).parents[1] / "examples" / "sample-kb", kb)
+    for corpus in ("npm-docs", "js-primer"):
+        shutil.copytree(FIXTURES / "corpora" / corpus, kb, dirs_exist_ok=True)
+    (kb / "notes" / "xss.md").write_text(XSS_NOTE, encoding="utf-8")
+    config = root / "groove.toml"
+    config.write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n', encoding="utf-8")
+    return _index(IndexedKB(root=root, kb=kb, config=config))

@@ -30,6 +30,7 @@ COMMANDS = {
     "validate": "grooveseek.cli.validate:validate_command",
     "doctor": "grooveseek.cli.doctor:doctor_command",
     "tune": "grooveseek.cli.tune:tune_command",
+    "ui": "grooveseek.cli.ui:ui_command",
 }
 
 
@@ -49,6 +50,7 @@ SUMMARIES = {
     "serve": "Serve the knowledge base to MCP clients (stdio by default; --transport http for many clients).",
     "status": "Print document and chunk counts, the model, and the quality filter.",
     "tune": "Measure whether [search.fusion] settings can improve retrieval on this KB (applies nothing).",
+    "ui": "Open the search page: reuse this index's running server or start one on 127.0.0.1.",
     "validate": "Check every Markdown file's frontmatter against groove-schema.toml.",
 }
 

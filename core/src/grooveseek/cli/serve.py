@@ -207,12 +207,42 @@ def _serve_stdio(server: Any, protocol_fd: int | None, shutdown: Any) -> None:
     )
 
 
+def _page_url(sock: Any) -> str | None:
+    """The search page's URL for a local browser, when the server listens on 127.0.0.1 (or all IPv4)."""
+    import ipaddress
+
+    host, port = sock.getsockname()[:2]
+    ip = ipaddress.ip_address(host)
+    return (
+        f"http://127.0.0.1:{port}/ui" if ip.version == 4 and (ip.is_loopback or ip.is_unspecified) else None
+    )
+
+
+def _on_listening(app: App, address: str, page: str | None) -> None:
+    """The ready line, then the search page: marked beside the index for ``groove ui`` to reuse."""
+    from ..web.marker import write_marker
+    from .ui import ANNOUNCE
+
+    echo_err(f"groove server ready (http transport, listening on {address})")
+    if page is None:
+        return
+    write_marker(app.db, page)
+    announce = click.get_current_context(silent=True)
+    callback = announce.meta.get(ANNOUNCE) if announce is not None else None
+    if callback is not None:
+        callback(page)
+    else:
+        echo_err(f"search page: {page}")
+
+
 def _serve_http(server: Any, plan: Any, app: App, service: Any) -> None:
     from ..mcp.gate import GatePolicy
     from ..mcp.transport import SHUTDOWN_MESSAGE, HttpService, bind_socket, build_http_app, startup_warnings
+    from ..web.marker import remove_marker
 
     http = app.config.transport.http
     sock = bind_socket(*plan.address)
+    page = _page_url(sock)
     try:
         policy = GatePolicy.from_config(
             http.allowed_hosts,
@@ -220,14 +250,18 @@ def _serve_http(server: Any, plan: Any, app: App, service: Any) -> None:
             port=sock.getsockname()[1],
             healthz_public=http.healthz_public,
         )
+        from ..web import ui_routes
+
         runner = HttpService(
-            build_http_app(server, policy, max_sessions=http.max_sessions),
+            build_http_app(server, policy, max_sessions=http.max_sessions, routes=ui_routes(service)),
             sock,
-            on_ready=lambda: echo_err(f"groove server ready (http transport, listening on {runner.address})"),
+            on_ready=lambda: _on_listening(app, runner.address, page),
             on_signal=lambda: echo_err(SHUTDOWN_MESSAGE),
         )
         for warning in startup_warnings(plan, http, policy, runner.address):
             echo_err(f"warning: {warning}")
         runner.run()
     finally:
+        if page is not None:
+            remove_marker(app.db)
         sock.close()

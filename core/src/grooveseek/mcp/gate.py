@@ -29,6 +29,7 @@ log = logging.getLogger("grooveseek.mcp.http")
 
 MCP_PATH = "/mcp"
 HEALTHZ_PATH = "/healthz"
+UI_PATH = "/ui"  # the search page and everything under it (grooveseek.web), gated like /mcp
 HOST_REFUSED = "Forbidden: Host header is not allowed"
 ORIGIN_REFUSED = "Forbidden: Origin header is not allowed"
 SEAT_RETRY_AFTER_SECONDS = 30
@@ -241,7 +242,7 @@ async def _plain(send: Send, status: int, body: str, headers: Sequence[tuple[byt
 
 
 class Gate:
-    """ASGI middleware: Host, then Origin, on ``/mcp``; Host on ``/healthz`` unless it is public.
+    """ASGI middleware: Host, then Origin, on ``/mcp`` and ``/ui``; Host on ``/healthz`` unless it is public.
 
     It also sees the server's lifespan: while the server runs, a background task writes held-back
     refusal counts once their minute has passed, and shutdown writes what is left (R7.49).
@@ -309,21 +310,27 @@ class Gate:
             return
         path = scope["path"]
         headers = Headers(scope=scope)
-        if path == MCP_PATH or (path == HEALTHZ_PATH and not self.policy.healthz_public):
+        gated = path == MCP_PATH or is_ui_path(path)
+        if gated or (path == HEALTHZ_PATH and not self.policy.healthz_public):
             host = headers.get("host")
             if not self.policy.host_allowed(host):
                 self.host_log.refused(host)
                 await _plain(send, 403, HOST_REFUSED)
                 return
-        if path == MCP_PATH:
+        if gated:
             origin = headers.get("origin")
             if not self.policy.origin_allowed(origin):
                 self.origin_log.refused(origin)
                 await _plain(send, 403, ORIGIN_REFUSED)
                 return
-            if scope["method"] == "POST" and "mcp-session-id" not in headers:
+            if path == MCP_PATH and scope["method"] == "POST" and "mcp-session-id" not in headers:
                 send = _seat_refusal_as_429(send)
         await self.app(scope, receive, send)
+
+
+def is_ui_path(path: str) -> bool:
+    """``/ui`` and every path below it: the page routes get the same Host and Origin checks as ``/mcp``."""
+    return path == UI_PATH or path.startswith(UI_PATH + "/")
 
 
 def _seat_refusal_as_429(send: Send) -> Send:

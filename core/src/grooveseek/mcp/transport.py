@@ -20,7 +20,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import anyio
@@ -235,8 +235,11 @@ async def _healthz(request: Request) -> PlainTextResponse:
     return PlainTextResponse("ok")
 
 
-def build_http_app(server: Server[Any], policy: GatePolicy, *, max_sessions: int) -> ASGIApp:
-    """The SDK's Streamable HTTP app on ``/mcp`` plus ``/healthz``, behind the gate (R7.42, R7.46-R7.51).
+def build_http_app(
+    server: Server[Any], policy: GatePolicy, *, max_sessions: int, routes: Sequence[Route] = ()
+) -> ASGIApp:
+    """The SDK's Streamable HTTP app on ``/mcp`` plus ``/healthz`` and ``routes`` (the ``/ui`` pages of
+    ``grooveseek.web``), behind the gate (R7.42, R7.46-R7.51).
 
     The SDK's own DNS-rebinding check is off (the gate owns it); the SDK still enforces the body cap
     before parsing (413), the ``max_sessions`` admission and the idle timeout that frees a seat.
@@ -247,7 +250,7 @@ def build_http_app(server: Server[Any], policy: GatePolicy, *, max_sessions: int
         max_request_body_size=MAX_BODY_BYTES,
         session_idle_timeout=SEAT_IDLE_SECONDS,
         max_sessions=max_sessions or None,  # 0 = unlimited (R1.20)
-        custom_starlette_routes=[Route(HEALTHZ_PATH, _healthz, methods=["GET"])],
+        custom_starlette_routes=[Route(HEALTHZ_PATH, _healthz, methods=["GET"]), *routes],
     )
     app.router.redirect_slashes = False  # "/mcp/" is another path: 404, not a redirect (R7.42)
     return Gate(app, policy)
