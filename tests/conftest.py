@@ -108,6 +108,27 @@ def ui_kb(tmp_path_factory: pytest.TempPathFactory) -> IndexedKB:
     for corpus in ("npm-docs", "js-primer"):
         shutil.copytree(FIXTURES / "corpora" / corpus, kb, dirs_exist_ok=True)
     (kb / "notes" / "xss.md").write_text(XSS_NOTE, encoding="utf-8")
+    _two_page_pdf(kb / "reports" / "plan.pdf")
     config = root / "groove.toml"
-    config.write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n', encoding="utf-8")
+    config.write_text(
+        'kb_path = "kb"\nmodel = "minilm-l6-int8"\n[parsers]\nenabled = ["md", "pdf"]\n', encoding="utf-8"
+    )
     return _index(IndexedKB(root=root, kb=kb, config=config))
+
+
+def _two_page_pdf(path: Path) -> None:
+    """A real two-page PDF (reportlab) whose second page holds the word the tests search for."""
+    from reportlab.pdfgen import canvas
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pdf = canvas.Canvas(str(path))
+    pdf.setTitle("Quarterly plan")
+    pages = [
+        ["Budget overview for the quarter.", "Hiring, travel and hardware are planned here."],
+        ["Migration timeline: the pdfcanary cut-over happens in week six.", "Rollback stays possible."],
+    ]
+    for lines in pages:
+        for i, line in enumerate(lines):
+            pdf.drawString(72, 720 - 16 * i, line)
+        pdf.showPage()
+    pdf.save()

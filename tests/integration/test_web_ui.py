@@ -201,7 +201,7 @@ def test_the_graph_page_links_each_document(served: HttpServer) -> None:
 def test_status_shows_the_index(served: HttpServer, ui_kb: IndexedKB) -> None:
     text = get(served, "/ui/status").text
     documents = int(re.search(r"<th scope=\"row\">Documents</th><td>(\d+)</td>", text).group(1))
-    assert documents == sum(1 for p in ui_kb.kb.rglob("*.md"))
+    assert documents == sum(1 for p in ui_kb.kb.rglob("*") if p.suffix in (".md", ".pdf"))
     assert "minilm-l6-int8" in text and "no warnings" in text
 
 
@@ -241,3 +241,15 @@ def test_groove_ui_starts_a_loopback_server(tmp_path, ui_kb: IndexedKB) -> None:
     finally:
         stop(proc)
     assert not (tmp_path / "other.db.ui.json").exists()
+
+
+def test_a_pdf_hit_is_cited_and_shown_by_its_page(served: HttpServer) -> None:
+    text = get(served, "/ui?q=pdfcanary+migration").text
+    assert "<code>reports/plan.pdf · p.2</code>" in text
+    href = html.unescape(re.search(r'<a class="open" href="(/ui/doc\?path=reports[^"]+)"', text).group(1))
+    assert href.endswith("#hit") and parse_qs(urlsplit(href).query)["section"] == ["p.2"]
+    doc = get(served, href.split("#")[0]).text
+    assert re.search(
+        r'<section id="hit" class="section hit"><h2>p\.2</h2><pre class="section-text">Migration', doc
+    )
+    assert '<section id="s1" class="section"><h2>p.1</h2>' in doc
