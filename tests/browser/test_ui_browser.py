@@ -80,7 +80,9 @@ def test_the_graph_fits_the_screen_and_a_node_opens_its_document(page: Browser, 
     box = page.js(
         "const r = document.querySelector('svg.graph').getBoundingClientRect(); return [r.top, r.bottom];"
     )
-    assert 0 < box[0] < box[1] <= page.js("return window.innerHeight")  # readable without scrolling
+    assert 0 < box[0] < box[1] <= page.js("return window.innerHeight")  # whole without scrolling
+    text = page.js("return document.querySelector('svg.graph .doc-title').getBoundingClientRect().height")
+    assert text >= 10  # and legible: the fitted picture keeps document titles at 10 px or more
     page.screenshot(SHOTS / "graph.png")
     before = page.js("return document.querySelector('svg.graph').getAttribute('viewBox')")
     page.click(page.find("button[data-action='zoom-in']"))
