@@ -92,7 +92,7 @@ def test_a_sparse_sheet_spanning_the_whole_grid_is_refused(officegen):
 
 def test_grid_measure():
     def grid(cells: str) -> int:
-        return measure_part(f"<worksheet><sheetData>{cells}</sheetData></worksheet>".encode(), "s.xml").grid
+        return measure_part(f"<worksheet><sheetData>{cells}</sheetData></worksheet>".encode(), "s.xml")
 
     assert grid('<row><c r="B2"><v>1</v></c><c r="D5"><v>2</v></c></row>') == 12
     # a cell with no value is not in the grid

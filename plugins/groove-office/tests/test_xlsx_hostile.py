@@ -9,6 +9,7 @@ cost of every cell of their grids.
 from __future__ import annotations
 
 import io
+import zipfile
 
 import pytest
 from groove_office import xlsx_parser
@@ -58,9 +59,7 @@ def test_a_huge_dimension_with_one_cell_still_indexes():
 def test_the_budget_grows_with_the_file():
     assert grid_budget(0) == GRID_FLOOR and grid_budget(1000) == GRID_FLOOR + 1000 * GRID_PER_BYTE
     span = f'<row r="1">{cell("A1", "a")}</row><row r="100000">{cell("AN100000", "b")}</row>'  # 4,000,000
-    assert (
-        measure_part(f"<worksheet><sheetData>{span}</sheetData></worksheet>".encode(), "s").grid == 4_000_000
-    )
+    assert measure_part(f"<worksheet><sheetData>{span}</sheetData></worksheet>".encode(), "s") == 4_000_000
     doc = XlsxParser().parse(workbook([span]), "fits.xlsx", recording_parse_context())
     assert doc.sections[0].text.startswith("a\n") and doc.sections[0].text.endswith("\tb")
     with pytest.raises(ParseError, match="span 8000000 cells"):
@@ -91,7 +90,7 @@ def test_the_preflight_measures_at_least_what_calamine_allocates(name):
     sheet = CalamineWorkbook.from_filelike(io.BytesIO(data)).get_sheet_by_name("S0")
     measured = measure_part(
         f"<worksheet><sheetData>{SMALL_SHEETS[name]}</sheetData></worksheet>".encode(), "s"
-    ).grid
+    )
     if name == "formula-only":  # a formula without a cached value: counted, calamine leaves it out
         assert (sheet.height * sheet.width, measured) == (1, 21)
     else:
@@ -111,3 +110,51 @@ def test_a_calamine_abort_is_a_named_skip_and_the_next_workbook_parses(monkeypat
         ), str(info.value)
         doc = parser.parse(BENIGN["xlsx-huge-dimension.xlsx"], "ok.xlsx", recording_parse_context())
         assert doc.sections[0].text == "quarterly ledger of the orchard"
+
+
+def test_a_sheet_whose_part_cannot_be_resolved_counts_as_the_largest_part(officegen):
+    span = f'<row r="1">{cell("A1", "a")}</row><row r="300000">{cell("J300000", "b")}</row>'  # 3,000,000
+    src = zipfile.ZipFile(io.BytesIO(workbook([span, f'<row r="1">{cell("A1", "small")}</row>'])))
+    parts = {i.filename: src.read(i.filename) for i in src.infolist()}
+    # The second sheet's relationship now points at a part spelled differently from any entry.
+    rels = "xl/_rels/workbook.xml.rels"
+    parts[rels] = parts[rels].replace(b'Target="worksheets/sheet2.xml"', b'Target="Worksheets/Sheet1.xml"')
+    with pytest.raises(ParseError, match="span 6000000 cells"):
+        XlsxParser().parse(officegen.zip_parts(parts), "w.xlsx", recording_parse_context())
+
+
+def _calamine_ref(ref: str, need_column: bool):
+    """calamine's get_row_and_optional_column, transcribed: letters, then digits, u32 wrapping."""
+    col = row = 0
+    digits = False
+    for ch in ref:
+        if not digits and ch.isascii() and ch.isalpha():
+            col = (col * 26 + ord(ch.upper()) - 64) & 0xFFFFFFFF
+        elif ch.isascii() and ch.isdigit():
+            row, digits = (row * 10 + ord(ch) - 48) & 0xFFFFFFFF, True
+        else:
+            return "bad"
+    if row == 0 or (need_column and col == 0):
+        return "bad"
+    return row - 1, (col - 1 if col else None)
+
+
+def test_cell_references_are_read_as_calamine_reads_them():
+    import random
+
+    from groove_office.xlsx_grid import row_col
+
+    rng = random.Random(21)
+    refs = ["A1", "XFD1048576", "xfd1048576", "A4294967297", "AZ99999999", "A0", "1", "A", "AAAA1", "A1B"]
+    refs += [
+        "".join(rng.choice("AZaz0") for _ in range(rng.randint(0, 4)))
+        + "".join(rng.choice("0123456789") for _ in range(rng.randint(0, 11)))
+        for _ in range(5000)
+    ]
+    for ref in refs:
+        for need in (True, False):
+            try:
+                got = row_col(ref, need_column=need)
+            except Exception:
+                got = "bad"
+            assert got == _calamine_ref(ref, need), (ref, need)

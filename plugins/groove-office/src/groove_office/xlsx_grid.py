@@ -18,6 +18,7 @@ table's ``uniqueCount`` (which calamine reserves up front) must not exceed one s
 
 from __future__ import annotations
 
+import re
 import xml.parsers.expat
 
 import attrs
@@ -31,6 +32,7 @@ GRID_PER_BYTE = 16
 #: The fewest bytes one shared string takes in ``xl/sharedStrings.xml`` (``<si><t/></si>`` is 12).
 SST_BYTES_PER_STRING = 8
 _U32 = 0xFFFFFFFF
+_PLAIN = re.compile(r"([A-Za-z]{0,3})([0-9]{1,7})")
 _FEED = 1 << 16
 
 
@@ -53,6 +55,12 @@ def _local(tag: str) -> str:
 
 def row_col(ref: str, *, need_column: bool) -> tuple[int, int | None]:
     """Calamine's reading of ``B12``: 0-based (row, column), u32 arithmetic wrapping as in Rust."""
+    plain = _PLAIN.fullmatch(ref)
+    if plain is not None:  # at most 3 letters and 7 digits: nothing can wrap
+        letters, digits = plain[1].upper(), int(plain[2])
+        col = sum((ord(ch) - 64) * 26**i for i, ch in enumerate(reversed(letters)))
+        if digits and (col or not need_column):
+            return digits - 1, (col - 1 if col else None)
     col = row = 0
     digits = False
     for ch in ref:
@@ -79,7 +87,6 @@ class _SheetWalk:
     row: int = 0
     col: int = 0
     box: list[int] | None = None  # [row_min, row_max, col_min, col_max]
-    sst_count: int | None = None
 
     def start(self, tag: str, attrs_: dict[str, str]) -> None:
         name = _local(tag)
@@ -88,11 +95,7 @@ class _SheetWalk:
             self.valued = True
             return
         if not self.in_data:
-            if name == "sheetData":
-                self.in_data = True
-            elif name == "sst" and self.sst_count is None:
-                count = attrs_.get("uniqueCount", "")
-                self.sst_count = int(count) if count.isascii() and count.isdigit() else 0
+            self.in_data = name == "sheetData"
             return
         if name == "row":
             ref = attrs_.get("r")
@@ -159,24 +162,35 @@ def _walk(data: bytes, part: str, walk: object) -> None:
         raise ParseError(f"{part} is not well-formed XML ({exc})") from None
 
 
-@attrs.frozen
-class PartMeasure:
-    """One XML part: the grid calamine would allocate if it read it as a sheet."""
-
-    grid: int
-    sst_count: int | None
-
-
-def measure_part(data: bytes, part: str) -> PartMeasure:
-    """Stream one XML part through calamine's cell placement; refuse a lying shared-strings count."""
+def measure_part(data: bytes, part: str) -> int:
+    """The grid calamine would allocate reading this part as a sheet (0 without a non-empty cell)."""
     walk = _SheetWalk()
     _walk(data, part, walk)
-    if walk.sst_count is not None and walk.sst_count > len(data) // SST_BYTES_PER_STRING:
+    return walk.grid
+
+
+@attrs.define
+class _Root:
+    """The root element's ``uniqueCount`` (a shared-strings table's declared size)."""
+
+    count: int | None = None
+
+    def start(self, tag: str, attrs_: dict[str, str]) -> None:
+        if _local(tag) == "sst":
+            value = attrs_.get("uniqueCount", "")
+            self.count = int(value) if value.isascii() and value.isdigit() else None
+        raise _Done
+
+
+def check_shared_strings(data: bytes, part: str) -> None:
+    """Refuse a table whose ``uniqueCount`` (reserved up front) exceeds what its bytes can hold."""
+    root = _Root()
+    _walk(data, part, root)
+    if root.count is not None and root.count > len(data) // SST_BYTES_PER_STRING:
         raise ParseError(
-            f"{part} declares {walk.sst_count} unique strings in {len(data)} bytes; "
+            f"{part} declares {root.count} unique strings in {len(data)} bytes; "
             "calamine would reserve room for all of them at once"
         )
-    return PartMeasure(walk.grid, walk.sst_count)
 
 
 @attrs.define
@@ -207,8 +221,16 @@ class _Sheets:
             self.ids.append(next((v for k, v in attrs_.items() if _local(k) == "id"), None))
 
 
-def sheet_paths(parts: dict[str, bytes]) -> list[str | None]:
-    """The part each listed sheet is read from, resolved as calamine does (None: not resolvable)."""
+@attrs.frozen
+class SheetParts:
+    """Where calamine reads the workbook from: its folder and the part of each listed sheet."""
+
+    base: str
+    paths: tuple[str | None, ...]  # None: a sheet whose part cannot be resolved
+
+
+def sheet_parts(parts: dict[str, bytes]) -> SheetParts:
+    """The part each listed sheet is read from, resolved as calamine does."""
     root = _Relations()
     if "_rels/.rels" in parts:
         _walk(parts["_rels/.rels"], "_rels/.rels", root)
@@ -227,10 +249,19 @@ def sheet_paths(parts: dict[str, bytes]) -> list[str | None]:
             paths.append(None)
         else:
             paths.append(target[1:] if target.startswith("/") else f"{base}{target}")
-    return paths
+    return SheetParts(base, tuple(paths))
 
 
-def total_grid(grids: dict[str, int], paths: list[str | None]) -> int:
-    """The workbook's grid: each listed sheet's part (an unknown one counts as the largest)."""
+def sheet_grids(parts: dict[str, bytes], sheets: SheetParts) -> dict[str, int]:
+    """The grid of every part a listed sheet reads; every XML part when one cannot be resolved
+    exactly (calamine's own lookup may still find it), so the largest can stand in for it."""
+    wanted = {p for p in sheets.paths if p is not None}
+    if None in sheets.paths or not wanted <= parts.keys():
+        wanted = {name for name in parts if name.endswith(".xml")}
+    return {name: measure_part(parts[name], name) for name in sorted(wanted)}
+
+
+def total_grid(grids: dict[str, int], sheets: SheetParts) -> int:
+    """The workbook's grid: each listed sheet's part (one not found counts as the largest)."""
     largest = max(grids.values(), default=0)
-    return sum(grids.get(path, largest) if path is not None else largest for path in paths)
+    return sum(grids.get(p, largest) if p is not None else largest for p in sheets.paths)

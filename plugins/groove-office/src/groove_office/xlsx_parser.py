@@ -27,7 +27,15 @@ from grooveseek import (
 )
 
 from .ooxml import open_package, read_core, refuse_dtd, require
-from .xlsx_grid import GRID_FLOOR, GRID_PER_BYTE, grid_budget, measure_part, sheet_paths, total_grid
+from .xlsx_grid import (
+    GRID_FLOOR,
+    GRID_PER_BYTE,
+    check_shared_strings,
+    grid_budget,
+    sheet_grids,
+    sheet_parts,
+    total_grid,
+)
 from .xlsx_read import read_sheets
 
 SHEET_CAP = 1_048_576
@@ -40,18 +48,21 @@ READER = IsolatedWorker("the xlsx reader (python-calamine)", LIMITS, preload=("p
 def _preflight(package: BudgetedZip, size: int) -> None:
     """R3.41 and issue 21: every entry counted; the sheets' total grid measured against the budget."""
     package.check_declared()
-    xml_parts: dict[str, bytes] = {}
-    grids: dict[str, int] = {}
+    parts: dict[str, bytes] = {}
     for name in package.names():
-        if not name.endswith((".xml", ".rels")):
+        if name.endswith((".xml", ".rels")):
+            data = package.read(name) or b""
+            refuse_dtd(data, name)
+            parts[name] = data
+        else:
             package.drain(name)
-            continue
-        data = package.read(name) or b""
-        refuse_dtd(data, name)
-        grids[name] = measure_part(data, name).grid
-        if name.endswith((".rels", "workbook.xml")):
-            xml_parts[name] = data
-    total = total_grid(grids, sheet_paths(xml_parts))
+    sheets = sheet_parts(parts)
+    strings = f"{sheets.base}sharedStrings.xml".lower()
+    for name in parts:
+        if name.lower() == strings:  # calamine's lookup may ignore case
+            check_shared_strings(parts[name], name)
+    grids = sheet_grids(parts, sheets)
+    total = total_grid(grids, sheets)
     budget = grid_budget(size)
     if total > budget:
         largest = max(grids, key=lambda n: grids[n])
