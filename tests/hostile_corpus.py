@@ -5,7 +5,10 @@ enough for CI (the multi-hundred-MB cases live in bench/big_file.py): frontmatte
 escapes in every built-in key and in declared fields, huge hex/octal/decimal integers, deep YAML
 nesting, alias bombs, unsafe tags, broken YAML; bodies with invalid UTF-8, NUL and terminal escape
 sequences, blank-line and empty-heading floods, long lines, mixed newlines; names with spaces,
-control characters, backslashes, decomposed Unicode; FIFOs, sockets and hard links named ``.md``.
+control characters, backslashes, decomposed Unicode; FIFOs, sockets and hard links named ``.md``;
+and the Office files of issue 21 (``tests/hostile_office.py``: workbooks whose cell references
+made calamine abort the process, a docx of 1.4M empty paragraphs, a pptx shape python-pptx cannot
+read).
 It returns the relative paths written (``Corpus.hostile``) so a test can demand that each one is
 indexed or named in a warning. Not a test module (no ``test_`` prefix).
 """
@@ -19,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
+
+from tests.hostile_office import office_cases
 
 HOSTILE_DIR = "hostile"
 BUILTIN_KEYS = ("title", "tags", "topic", "date", "depth", "custom")
@@ -188,7 +193,7 @@ def build(root: Path) -> Corpus:
     base.mkdir(parents=True, exist_ok=True)
     (root / "groove-schema.toml").write_text(SCHEMA, encoding="utf-8")
     written: list[str] = []
-    for name, data in (*_frontmatter_cases(), *_body_cases(), *_name_cases()):
+    for name, data in (*_frontmatter_cases(), *_body_cases(), *_name_cases(), *office_cases()):
         target = base / name
         try:
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -2,9 +2,10 @@
 
 This facade is the public API for plugin authors: the hook marker, the plugin interfaces and the
 values that cross module boundaries, the text helpers every parser needs (``decode_text``,
-``raw_text``, ``filename_title``, ``cut_utf8``) and the kit for binary formats (the decompression
-budget, budgeted zip reads, metadata dates); ``docs/plugins.md`` documents each. Names are
-imported on first use (PEP 562), so ``import grooveseek`` (and ``groove --version``) stays cheap:
+``raw_text``, ``filename_title``, ``cut_utf8``), the kit for binary formats (the decompression
+budget, budgeted zip reads, metadata dates) and the child process for native code that can abort
+(``IsolatedWorker``, ``run_isolated``); ``docs/plugins.md`` documents each. Names are imported on
+first use (PEP 562), so ``import grooveseek`` (and ``groove --version``) stays cheap:
 the interfaces pull in numpy and the hook marker pluggy, which a command that needs neither should
 not pay for.
 """
@@ -28,6 +29,10 @@ _EXPORTS = {
     "ModelError": ".errors",
     "ParseError": ".errors",
     "hookimpl": ".hookspecs",
+    "IsolatedWorker": ".isolation",
+    "IsolationFailure": ".isolation",
+    "IsolationLimits": ".isolation",
+    "run_isolated": ".isolation",
     "PLUGIN_API_VERSION": ".interfaces",
     "Chunker": ".interfaces",
     "Embedder": ".interfaces",
@@ -52,6 +57,7 @@ if TYPE_CHECKING:
     from .errors import ConfigError, EmbeddingRejected, GrooveError, ModelError, ParseError
     from .hookspecs import hookimpl
     from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
+    from .isolation import IsolatedWorker, IsolationFailure, IsolationLimits, run_isolated
     from .text import cut_utf8, decode_text, filename_title, raw_text
     from .types import Chunk, ChunkSettings, Hit, ParseContext, ParsedDocument, Section
 
@@ -84,6 +90,9 @@ __all__ = [
     "GrooveConfig",
     "GrooveError",
     "Hit",
+    "IsolatedWorker",
+    "IsolationFailure",
+    "IsolationLimits",
     "ModelError",
     "ParseContext",
     "ParseError",
@@ -98,4 +107,5 @@ __all__ = [
     "hookimpl",
     "metadata_date",
     "raw_text",
+    "run_isolated",
 ]

@@ -70,3 +70,22 @@ def test_hostile_office_files_are_skipped_by_name_and_the_rest_indexes(officegen
     assert reasons["hostile/encrypted.pptx"].startswith("not a readable zip archive")
     hit = trip.search("who packs the desks and labels the boxes").results[0]
     assert (hit.path, hit.heading) == ("office/move.docx", "Moving day")
+
+
+def test_a_flood_of_empty_elements_is_refused_by_the_element_budget():
+    from groove_office.ooxml import ELEMENT_FLOOR, ELEMENTS_PER_BYTE
+
+    from tests.hostile_office import empty_paragraphs_docx
+
+    data = empty_paragraphs_docx()  # 1.4M empty paragraphs in about 13 KB
+    assert len(data) < 20_000
+    with pytest.raises(ParseError) as info:
+        DocxParser().parse(data, "flood.docx", recording_parse_context())
+    limit = ELEMENT_FLOOR + ELEMENTS_PER_BYTE * len(data)
+    assert str(info.value) == (
+        f"too many XML elements: word/document.xml brings the package to 1400002 (a {len(data)}-byte "
+        f"file may hold {limit}: {ELEMENT_FLOOR} + {ELEMENTS_PER_BYTE} per byte), so reading it would "
+        "cost far more than the file's size"
+    )
+    doc = DocxParser().parse(empty_paragraphs_docx(20_000), "fine.docx", recording_parse_context())
+    assert doc.sections == ()

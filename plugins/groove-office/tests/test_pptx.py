@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import zipfile
 
+import pytest
 from groove_office.pptx_parser import PptxParser
 
 from grooveseek.testing import check_parser, recording_parse_context
@@ -119,3 +120,36 @@ def test_entity_declarations_in_any_part_are_refused(officegen):
     )
     with pytest.raises(ParseError, match=r"ppt/presentation\.xml declares a DTD"):
         parse(officegen.zip_parts(parts))
+
+
+def test_a_shape_python_pptx_cannot_read_costs_that_shape_only():
+    from tests.hostile_office import odd_shape_pptx
+
+    ctx = recording_parse_context()
+    doc = PptxParser().parse(odd_shape_pptx(), "deck.pptx", ctx)
+    assert [s.text for s in doc.sections] == ["the greenhouse vents open at noon"]
+    assert ctx.warnings == [
+        "deck.pptx: slide 1: shape 'Table 2' (id 3) skipped: InvalidXmlError: value must be one of "
+        "'1', '0', 'true' or 'false', got 'maybe'"
+    ]
+
+
+def test_a_shape_of_a_type_python_pptx_does_not_classify_keeps_its_text(officegen):
+    import io
+
+    from pptx import Presentation
+
+    deck = Presentation(io.BytesIO(officegen.pptx_deck([{"title": "Plan", "body": ["first step"]}])))
+    box = deck.slides[0].shapes.add_textbox(0, 0, 100, 100)
+    box.text_frame.text = "unclassified shape text"
+    sp = box._element
+    del sp.nvSpPr.cNvSpPr.attrib["txBox"]  # no txBox, no geometry: shape_type raises NotImplementedError
+    sp.spPr.remove(sp.spPr.find("{http://schemas.openxmlformats.org/drawingml/2006/main}prstGeom"))
+    with pytest.raises(NotImplementedError):
+        _ = box.shape_type
+    out = io.BytesIO()
+    deck.save(out)
+    ctx = recording_parse_context()
+    doc = PptxParser().parse(out.getvalue(), "deck.pptx", ctx)
+    assert doc.sections[0].text == "Plan\nfirst step\nunclassified shape text"
+    assert ctx.warnings == []

@@ -6,7 +6,9 @@ from datetime import date, datetime
 
 import pytest
 from groove_office import xlsx_parser
-from groove_office.xlsx_parser import XlsxParser, cell_text, grid_cells
+from groove_office.xlsx_grid import measure_part
+from groove_office.xlsx_parser import XlsxParser
+from groove_office.xlsx_read import cell_text
 
 from grooveseek import ParseError
 from grooveseek.testing import check_parser, recording_parse_context
@@ -84,13 +86,18 @@ def test_a_sparse_sheet_spanning_the_whole_grid_is_refused(officegen):
     sheet = parts["xl/worksheets/sheet1.xml"].decode()
     far = '<row r="1048576"><c r="XFD1048576" t="inlineStr"><is><t>far</t></is></c></row>'
     parts["xl/worksheets/sheet1.xml"] = sheet.replace("</sheetData>", far + "</sheetData>").encode()
-    with pytest.raises(ParseError, match="spans 17179869184 cells"):
+    with pytest.raises(ParseError, match="span 17179869184 cells"):
         parse(officegen.zip_parts(parts))
 
 
 def test_grid_measure():
-    assert grid_cells(b'<c r="B2"/><c r="D5"/>') == 12
-    assert grid_cells(b"<sheetData/>") == 0
+    def grid(cells: str) -> int:
+        return measure_part(f"<worksheet><sheetData>{cells}</sheetData></worksheet>".encode(), "s.xml")
+
+    assert grid('<row><c r="B2"><v>1</v></c><c r="D5"><v>2</v></c></row>') == 12
+    # a cell with no value is not in the grid
+    assert grid('<row><c r="B2"><v>1</v></c><c r="Z99"/></row>') == 1
+    assert grid("") == 0
 
 
 def test_not_a_workbook(officegen):

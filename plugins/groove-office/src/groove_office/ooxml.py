@@ -6,6 +6,12 @@ access, and a part that declares a DTD is refused outright: OOXML never has one,
 entity-expansion attack ("billion laughs"), not a document. A part whose XML breaks off keeps the
 text read before the damage and says so (R3.43). ``docProps/core.xml`` gives title, date and tags
 (R3.44).
+
+Beside the byte budget, every XML part read counts its elements against an element budget that
+grows with the file's size (``ELEMENT_FLOOR`` + ``ELEMENTS_PER_BYTE`` per byte of the file, issue
+21): a few KB of Deflate can inflate to millions of empty elements, each costing a tree node and a
+Python step, so work and memory stay proportional to the file rather than to its compression
+ratio. Honest files hold about one element per byte of the file.
 """
 
 from __future__ import annotations
@@ -22,6 +28,43 @@ DC = "{http://purl.org/dc/elements/1.1/}"
 DCTERMS = "{http://purl.org/dc/terms/}"
 CP = "{http://schemas.openxmlformats.org/package/2006/metadata/core-properties}"
 LEGACY = "an Office file must be a .docx, .xlsx or .pptx zip package"
+#: XML elements every package may hold, whatever its size.
+ELEMENT_FLOOR = 250_000
+#: XML elements each byte of the file adds to the element budget.
+ELEMENTS_PER_BYTE = 4
+
+
+def element_count(data: bytes) -> int:
+    """An upper bound on the elements of an XML part: its start tags (``<`` not followed by
+    ``/``, ``?`` or ``!``). A literal ``<`` occurs nowhere else outside comments and CDATA."""
+    return data.count(b"<") - data.count(b"</") - data.count(b"<?") - data.count(b"<!")
+
+
+def element_budget(file_size: int) -> int:
+    """The most XML elements a package of ``file_size`` bytes may hold."""
+    return ELEMENT_FLOOR + ELEMENTS_PER_BYTE * file_size
+
+
+class OfficeZip(BudgetedZip):
+    """A ``BudgetedZip`` that also counts the elements of every XML part it reads."""
+
+    def __init__(self, data: bytes, budget: DecompressionBudget) -> None:
+        super().__init__(data, budget)
+        self.size = len(data)
+        self.elements = 0
+
+    def read(self, name: str) -> bytes | None:
+        data = super().read(name)
+        if data is not None and name.endswith((".xml", ".rels")):
+            self.elements += element_count(data)
+            limit = element_budget(self.size)
+            if self.elements > limit:
+                raise ParseError(
+                    f"too many XML elements: {name} brings the package to {self.elements} "
+                    f"(a {self.size}-byte file may hold {limit}: {ELEMENT_FLOOR} + {ELEMENTS_PER_BYTE} "
+                    "per byte), so reading it would cost far more than the file's size"
+                )
+        return data
 
 
 def xml_parser(*, recover: bool = False) -> etree.XMLParser:
@@ -94,9 +137,9 @@ def core_props(root: Any) -> CoreProps:
     return CoreProps(title=title, date=date, tags=tuple(dict.fromkeys(tags)))
 
 
-def open_package(data: bytes, ctx: ParseContext, *, read: bool) -> BudgetedZip:
-    """The package under this parse's budget (index or read side); a non-zip is refused (R3.42)."""
-    return BudgetedZip(data, DecompressionBudget.for_context(ctx, read=read))
+def open_package(data: bytes, ctx: ParseContext, *, read: bool) -> OfficeZip:
+    """The package under this parse's budgets (index or read side); a non-zip is refused (R3.42)."""
+    return OfficeZip(data, DecompressionBudget.for_context(ctx, read=read))
 
 
 def read_core(package: BudgetedZip, rel: str, ctx: ParseContext) -> CoreProps:

@@ -6,13 +6,16 @@ never inflated (they are replaced by empty entries, which python-pptx does not o
 picture's bytes are asked for). Shapes are read in shape-tree order (groups recursed); ``a:br``
 is a newline in text and a space in the heading; tables follow R3.61–R3.63 with their row byte
 ranges kept (R3.66); speaker notes come through the slide's own notesSlide relationship (R3.59).
+A shape python-pptx cannot classify or read is skipped with a warning naming the slide and the
+shape, never the whole deck (issue 21).
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from lxml import etree
@@ -58,10 +61,27 @@ def _lines(text: str) -> str:
     return text.replace("\v", "\n")
 
 
-def _iter_shapes(shapes: Any) -> Iterator[Any]:
+def _shape_label(shape: Any) -> str:
+    try:
+        return f"shape {shape.name!r} (id {shape.shape_id})"
+    except Exception:  # noqa: BLE001 - a shape too broken to name is still named by position
+        return "a shape"
+
+
+def _iter_shapes(shapes: Any, skip: Callable[[Any, Exception], None]) -> Iterator[Any]:
+    """Shapes in tree order, groups recursed; a shape that cannot even be looked at goes to ``skip``.
+
+    A group is recognised by its ``shapes``, not by ``shape_type``, which raises
+    ``NotImplementedError`` for a shape python-pptx does not classify (its text is still read).
+    """
     for shape in shapes:
-        if getattr(shape, "shape_type", None) is not None and hasattr(shape, "shapes"):
-            yield from _iter_shapes(shape.shapes)  # a group shape
+        try:
+            is_group = hasattr(shape, "shapes")
+        except Exception as exc:  # noqa: BLE001 - any python-pptx failure costs this shape only
+            skip(shape, exc)
+            continue
+        if is_group:
+            yield from _iter_shapes(shape.shapes, skip)
         else:
             yield shape
 
@@ -95,27 +115,56 @@ def _title(slide: Any) -> str | None:
     return None
 
 
-def slide_section(number: int, slide: Any) -> Section | None:
-    """One slide's section: shape texts and table rows, then ``[notes]``; None when it has neither."""
+def _shape_part(shape: Any) -> list[tuple[str, bool]]:
+    """One shape's table rows or text (nothing for a picture, a chart, a connector)."""
+    if getattr(shape, "has_table", False):
+        return [(line, True) for line in _table_rows(shape.table)]
+    if getattr(shape, "has_text_frame", False):
+        text = _lines(shape.text_frame.text).strip()
+        return [(text, False)] if text else []
+    return []
+
+
+def slide_section(
+    number: int, slide: Any, warn: Callable[[str], None] = lambda message: None
+) -> Section | None:
+    """One slide's section: shape texts and table rows, then ``[notes]``; None when it has neither.
+
+    A shape python-pptx does not recognise (or cannot read) is skipped with a warning naming the
+    slide and the shape; the rest of the slide and the deck are read (issue 21).
+    """
+
+    def skip(shape: Any, exc: Exception) -> None:
+        warn(f"slide {number}: {_shape_label(shape)} skipped: {type(exc).__name__}: {exc}")
+
     parts: list[tuple[str, bool]] = []
-    for shape in _iter_shapes(slide.shapes):
-        if getattr(shape, "has_table", False):
-            parts.extend((line, True) for line in _table_rows(shape.table))
-        elif getattr(shape, "has_text_frame", False):
-            text = _lines(shape.text_frame.text).strip()
-            if text:
-                parts.append((text, False))
+    for shape in _iter_shapes(slide.shapes, skip):
+        try:
+            parts.extend(_shape_part(shape))
+        except Exception as exc:  # noqa: BLE001 - one unreadable shape costs that shape only
+            skip(shape, exc)
     notes = ""
-    if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
-        notes = _lines(slide.notes_slide.notes_text_frame.text).strip()
+    try:
+        if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
+            notes = _lines(slide.notes_slide.notes_text_frame.text).strip()
+    except Exception as exc:  # noqa: BLE001 - unreadable notes cost the notes only
+        warn(f"slide {number}: speaker notes skipped: {type(exc).__name__}: {exc}")
     if not parts and not notes:
         return None
     body, rows = join_lines(parts)
     if notes:
         body = f"{body}\n\n[notes]\n{notes}" if body else f"[notes]\n{notes}"
-    title = _title(slide)
+    try:
+        title = _title(slide)
+    except Exception as exc:  # noqa: BLE001 - a broken placeholder costs the title only
+        warn(f"slide {number}: title skipped: {type(exc).__name__}: {exc}")
+        title = None
     heading = f"Slide {number}: {title}" if title else f"Slide {number}"
     return Section(heading=heading, level=None, text=body, table_rows=rows)
+
+
+def _warn(ctx: ParseContext, rel: str, message: str) -> None:
+    ctx.warn(f"{rel}: {message}")
 
 
 class PptxParser(Parser):
@@ -144,7 +193,8 @@ class PptxParser(Parser):
             deck = Presentation(io.BytesIO(stored))
         except Exception as exc:  # noqa: BLE001 - python-pptx's errors all mean "not a readable deck"
             raise ParseError(f"not a readable presentation: {type(exc).__name__}: {exc}") from None
-        sections = [s for n, slide in enumerate(deck.slides, start=1) if (s := slide_section(n, slide))]
+        warn = functools.partial(_warn, ctx, rel_path)
+        sections = [s for n, slide in enumerate(deck.slides, start=1) if (s := slide_section(n, slide, warn))]
         return ParsedDocument(
             sections=tuple(sections),
             read_text="\n\n".join(f"{s.heading}\n{s.text}" for s in sections),

@@ -1,100 +1,76 @@
-"""The ``.xlsx`` parser: one ``Sheet: <name>`` section per non-empty sheet (SPEC §3.8).
+"""The ``.xlsx`` parser: one ``Sheet: <name>`` section per non-empty sheet (SPEC §3.8, issue 21).
 
 Before python-calamine sees the workbook, every entry of the zip is inflated once under the
-decompression budget, images in ``xl/media`` included (R2.28, R3.41), and each worksheet's used
-range is measured from its cell references: calamine allocates a sheet's whole grid at once, so a
-sheet with one cell in A1 and one in XFD1048576 is refused by size instead of exhausting memory.
-Rows become tab-joined lines of cached values (dates as ISO 8601, booleans ``TRUE``/``FALSE``),
-trailing empty cells and empty rows dropped, each sheet capped at 1 MiB on a row boundary (R3.55).
+decompression budget, images in ``xl/media`` included (R2.28, R3.41), and every XML part is
+streamed through ``xlsx_grid``, which measures the grid calamine will allocate for each sheet; a
+workbook whose sheets together pass ``grid_budget(len(file))`` is refused without starting
+calamine. Calamine itself then runs only in an isolated child (``READER``, a
+``grooveseek.IsolatedWorker`` with an address-space and time limit), so whatever it still does
+wrong (an abort, a crash, a hang) is this file's named skip, never the caller's death.
 """
 
 from __future__ import annotations
 
-import io
-import re
-from datetime import date, datetime, time, timedelta
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from grooveseek import BudgetedZip, ParseContext, ParsedDocument, ParseError, Parser, Section, filename_title
+from grooveseek import (
+    BudgetedZip,
+    DecompressionBudget,
+    IsolatedWorker,
+    IsolationLimits,
+    ParseContext,
+    ParsedDocument,
+    ParseError,
+    Parser,
+    Section,
+    filename_title,
+)
 
-from .ooxml import open_package, read_core, require
+from .ooxml import open_package, read_core, refuse_dtd, require
+from .xlsx_grid import (
+    GRID_FLOOR,
+    GRID_PER_BYTE,
+    check_shared_strings,
+    grid_budget,
+    sheet_grids,
+    sheet_parts,
+    total_grid,
+)
+from .xlsx_read import read_sheets
 
 SHEET_CAP = 1_048_576
-#: The largest grid (rows x columns of a sheet's used range) calamine is asked to allocate.
-MAX_GRID_CELLS = 10_000_000
-_CELL_REF = re.compile(rb"<(?:\w+:)?c\b[^>]*?\sr=\"([A-Z]{1,3})([0-9]{1,7})\"")
+#: The child's limits: room for calamine's grid at the largest budget a 50 MiB default allows is not
+#: needed, because the preflight refuses that first; this cap only catches what the preflight misses.
+LIMITS = IsolationLimits(memory_bytes=2 << 30, cpu_seconds=120, wall_seconds=120.0)
+READER = IsolatedWorker("the xlsx reader (python-calamine)", LIMITS, preload=("python_calamine",))
 
 
-def _column(letters: bytes) -> int:
-    n = 0
-    for ch in letters:
-        n = n * 26 + (ch - 64)
-    return n
-
-
-def grid_cells(sheet_xml: bytes) -> int:
-    """The cell count of the bounding box of the sheet's referenced cells (0 when none)."""
-    rows: list[int] = []
-    cols: list[int] = []
-    for match in _CELL_REF.finditer(sheet_xml):
-        cols.append(_column(match.group(1)))
-        rows.append(int(match.group(2)))
-    if not rows:
-        return 0
-    return (max(rows) - min(rows) + 1) * (max(cols) - min(cols) + 1)
-
-
-def _preflight(package: BudgetedZip) -> None:
-    """R3.41 for .xlsx: every entry counted; worksheets measured against ``MAX_GRID_CELLS``."""
+def _preflight(package: BudgetedZip, size: int) -> None:
+    """R3.41 and issue 21: every entry counted; the sheets' total grid measured against the budget."""
     package.check_declared()
+    parts: dict[str, bytes] = {}
     for name in package.names():
-        if name.startswith("xl/worksheets/") and name.endswith(".xml"):
-            cells = grid_cells(package.read(name) or b"")
-            if cells > MAX_GRID_CELLS:
-                raise ParseError(
-                    f"{name} spans {cells} cells in its used range (limit {MAX_GRID_CELLS}); "
-                    "reading it would allocate the whole grid at once"
-                )
+        if name.endswith((".xml", ".rels")):
+            data = package.read(name) or b""
+            refuse_dtd(data, name)
+            parts[name] = data
         else:
             package.drain(name)
-
-
-def cell_text(value: Any) -> str:
-    """R3.54: one cell's cached value as text."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
-    if isinstance(value, datetime):
-        if value.time() == time(0):
-            return value.date().isoformat()
-        return value.isoformat()
-    if isinstance(value, (date, time)):
-        return value.isoformat()
-    if isinstance(value, timedelta):
-        return str(value)
-    return str(value)
-
-
-def sheet_text(rows: Any, name: str, rel: str, ctx: ParseContext) -> str:
-    """Rows as lines, capped at 1 MiB: the row crossing the cap is kept whole, then the sheet stops."""
-    lines: list[str] = []
-    size = 0
-    for row in rows:
-        cells = [cell_text(v) for v in row]
-        while cells and not cells[-1].strip():
-            cells.pop()
-        if not cells:
-            continue
-        line = "\t".join(cells)
-        lines.append(line)
-        size += len(line.encode("utf-8")) + 1
-        if size > SHEET_CAP:
-            ctx.warn(f"{rel}: sheet {name!r} truncated at 1 MiB; later rows are not indexed")
-            break
-    return "\n".join(lines)
+    sheets = sheet_parts(parts)
+    strings = f"{sheets.base}sharedStrings.xml".lower()
+    for name in parts:
+        if name.lower() == strings:  # calamine's lookup may ignore case
+            check_shared_strings(parts[name], name)
+    grids = sheet_grids(parts, sheets)
+    total = total_grid(grids, sheets)
+    budget = grid_budget(size)
+    if total > budget:
+        largest = max(grids, key=lambda n: grids[n])
+        raise ParseError(
+            f"the workbook's sheets span {total} cells (largest: {largest}, {grids[largest]} cells); "
+            f"a {size}-byte workbook may span {budget} ({GRID_FLOOR} + {GRID_PER_BYTE} per byte): "
+            "calamine allocates every cell of a sheet's used range at once"
+        )
 
 
 class XlsxParser(Parser):
@@ -113,24 +89,19 @@ class XlsxParser(Parser):
         return self._parse(data, rel_path, ctx, read=True)
 
     def _parse(self, data: bytes, rel_path: str, ctx: ParseContext, *, read: bool) -> ParsedDocument:
-        from python_calamine import CalamineWorkbook
-
         package = open_package(data, ctx, read=read)
         require(package, "xl/workbook.xml", "an Excel workbook")
-        _preflight(package)
+        _preflight(package, len(data))
         core = read_core(open_package(data, ctx, read=read), rel_path, ctx)
-        try:
-            book = CalamineWorkbook.from_filelike(io.BytesIO(data))
-        except Exception as exc:  # noqa: BLE001 - calamine's errors all mean "not a readable workbook"
-            raise ParseError(f"not a readable workbook: {type(exc).__name__}: {exc}") from None
-        sections = []
-        for name in book.sheet_names:
-            rows = book.get_sheet_by_name(name).iter_rows()
-            text = sheet_text(rows, name, rel_path, ctx)
-            if text.strip():
-                sections.append(Section(heading=f"Sheet: {name}", level=None, text=text))
+        budget = DecompressionBudget.for_context(ctx, read=read)
+        sheets, warnings = READER.call(read_sheets, data, SHEET_CAP, budget.limit, budget.name)
+        for message in warnings:
+            ctx.warn(f"{rel_path}: {message}")
+        sections = tuple(
+            Section(heading=f"Sheet: {name}", level=None, text=text) for name, text in sheets if text.strip()
+        )
         return ParsedDocument(
-            sections=tuple(sections),
+            sections=sections,
             read_text="\n\n".join(f"{s.heading}\n{s.text}" for s in sections),
             title=core.title or filename_title(rel_path) or None,
             date=core.date,
