@@ -14,7 +14,7 @@ import pytest
 
 from tests.browser.wd import Browser, find_browser, running_as_root
 
-_NOT_RUN: list[str] = []
+NOT_RUN = "BROWSER TESTS DID NOT RUN"
 
 
 @pytest.fixture(scope="session")
@@ -23,8 +23,7 @@ def browser() -> Iterator[Browser]:
     if isinstance(found, str):
         if running_as_root() and shutil.which("apt-get"):
             pytest.fail(f"browser tests cannot run: {found}; python3 dev.py install installs them as root")
-        _NOT_RUN.append(found)
-        pytest.skip(f"BROWSER TESTS DID NOT RUN: {found}")
+        pytest.skip(f"{NOT_RUN}: {found}")
     session = Browser(*found)
     try:
         yield session
@@ -33,7 +32,11 @@ def browser() -> Iterator[Browser]:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _NOT_RUN:
-        terminalreporter.write_line(
-            f"BROWSER TESTS DID NOT RUN: {_NOT_RUN[0]} (tests/browser, docs/ui.md)", red=True, bold=True
-        )
+    # Read from the skip reports, so the line appears under pytest-xdist too (the skip happened
+    # in a worker; its report reaches the controller).
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = str(getattr(report, "longrepr", ""))
+        if NOT_RUN in reason:
+            detail = reason[reason.index(NOT_RUN) :].split("'")[0].split('"')[0]
+            terminalreporter.write_line(f"{detail} (tests/browser, docs/ui.md)", red=True, bold=True)
+            return
