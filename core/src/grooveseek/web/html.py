@@ -14,8 +14,9 @@ import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlencode
 
-UI_PATH = "/ui"
-STATIC_PATH = "/ui/static"
+from ..mcp.gate import UI_PATH  # one spelling: the gate checks exactly the paths the pages live on
+
+STATIC_PATH = f"{UI_PATH}/static"
 
 # C0 controls other than tab/LF/CR, lone surrogates and non-characters: not allowed in HTML text.
 _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
