@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.datastructures import QueryParams
 
-from grooveseek.web.docview import numbered_lines, split_lines
+from grooveseek.web.docview import numbered_lines, query_terms, split_lines
 from grooveseek.web.highlight import byte_spans_to_chars, highlighted
 from grooveseek.web.html import esc, url
 from grooveseek.web.pages import citation, hit_link
@@ -64,6 +64,14 @@ def test_lines_are_counted_as_the_index_counts_them():
     assert split_lines("a\x0cb\u2028c") == ["a\x0cb\u2028c"]  # only LF, CRLF and CR end a line
     html = numbered_lines("one\ntwo\nthree\n", 2, 3)
     assert '<li id="L1"><code>one</code></li>' in html and '<li id="L3" class="hit">' in html
+
+
+def test_the_search_words_are_marked_inside_the_hit_lines_only():
+    text = "配列の長さ\n配列をコピーする\nArray copy <b>\n"
+    html = numbered_lines(text, 2, 3, query_terms('配列のコピー "copy" -length'))
+    assert '<li id="L1"><code>配列の長さ</code></li>' in html  # outside the hit: untouched
+    assert "<mark>配列</mark>を<mark>コピー</mark>する" in html
+    assert "Array <mark>copy</mark> &lt;b&gt;" in html
 
 
 def test_hits_link_their_lines_or_their_cited_section():

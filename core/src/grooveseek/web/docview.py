@@ -3,7 +3,8 @@
 The text is the one ``get_document`` answers (``mcp.docread.read_document``: the one spelling of a
 path inside the knowledge base, every R7.15 check, the read caps). Lines are counted as the index
 counts them (LF, CRLF or a lone CR ends one), so a hit's ``start_line``-``end_line`` marks the
-lines its chunk came from and the link's ``#L<start>`` scrolls there. A PDF page, sheet or slide
+lines its chunk came from (the search's words marked inside them as ``match_spans`` would) and the
+link's ``#L<start>`` scrolls there. A PDF page, sheet or slide
 (binary formats, whose hits are cited by a section such as ``p.3`` or ``Sheet: Totals``) is shown
 section by section with the cited one marked and scrolled to (``#hit``).
 """
@@ -16,8 +17,10 @@ from collections.abc import Sequence
 import attrs
 
 from ..mcp.docread import DocumentRead
+from ..search.spans import match_spans, span_terms
 from ..text import effective_tags, filename_title
 from ..types import Section
+from .highlight import highlighted
 from .html import UI_PATH, esc, page, url
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -42,8 +45,16 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def numbered_lines(text: str, first: int | None, last: int | None) -> str:
-    """An ordered list, one item per line (``id="L<n>"``), the hit's lines marked."""
+def query_terms(query: str) -> list[str]:
+    """The words of the search worth marking in the hit's lines, as ``match_spans`` picks them
+    (an excluded ``-word`` is left out; quotes are dropped)."""
+    words = [w.strip('"') for w in query.split() if not w.startswith("-")]
+    return span_terms([w for w in words if w])
+
+
+def numbered_lines(text: str, first: int | None, last: int | None, terms: Sequence[str] = ()) -> str:
+    """An ordered list, one item per line (``id="L<n>"``), the hit's lines marked and, inside
+    them, the search's ``terms``."""
     lines = split_lines(text)
     if first is not None:
         last = max(first, last if last is not None else first)
@@ -51,7 +62,8 @@ def numbered_lines(text: str, first: int | None, last: int | None) -> str:
     for number, line in enumerate(lines, start=1):
         hit = first is not None and last is not None and first <= number <= last
         cls = ' class="hit"' if hit else ""
-        items.append(f'<li id="L{number}"{cls}><code>{esc(line) or " "}</code></li>')
+        body = highlighted(line, match_spans(line, terms)) if hit and terms else esc(line)
+        items.append(f'<li id="L{number}"{cls}><code>{body or " "}</code></li>')
     return f'<ol class="lines" aria-label="Document text">{"".join(items)}</ol>'
 
 
@@ -118,5 +130,5 @@ def document_page(read: DocumentRead, req: DocRequest, kb_name: str) -> str:
     if binary:
         body += sections_view(read.doc.sections, req.section)
     else:
-        body += numbered_lines(read.text, req.first, req.last)
+        body += numbered_lines(read.text, req.first, req.last, query_terms(req.query))
     return page(title, body + "</article>", kb_name=kb_name)
