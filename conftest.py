@@ -2,14 +2,24 @@
 
 Under CI (``CI`` set) hypothesis runs derandomized, so a submission's result does not depend on
 which random examples a run happened to draw; local runs stay random and keep exploring.
+
+Modules marked ``long`` (a fixture that runs for minutes, such as the hostile corpus) are collected
+first: ``python3 dev.py test`` hands files to its pytest-xdist workers in collection order, so the
+longest file starts at once and the other worker runs the rest beside it.
 """
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Stable sort: items marked ``long`` first, everything else in its collected order."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)

@@ -4,6 +4,7 @@
     python3 dev.py demo    install everything into .venv, index the bundled sample KB offline, search it,
                            and print the next three commands to run on your own notes
     python3 dev.py test    install everything into .venv, run the lint checks, then the whole test suite
+                           (pytest-xdist on every usable core; extra arguments go to pytest)
     python3 dev.py lint    the lint checks alone: ruff check, ruff format --check, mypy, house limits
     python3 dev.py gate    the retrieval-quality gate alone (groove eval --fail-on-regression, docs/eval.md);
                            add --refresh to record a new baseline on purpose
@@ -42,11 +43,13 @@ MEMBERS = [
     "plugins/groove-use",
     ".",
 ]
-# Test-only packages: pytest itself, onnx (the tiny cross-encoder the reranker tests build), the
-# writers the PDF and Office tests generate their files with, and tree-sitter-go and hatchling (the
-# third-party grammar test builds and installs a package); all pinned in constraints.txt.
+# Test-only packages: pytest itself and pytest-xdist (the suite runs on every usable core), onnx
+# (the tiny cross-encoder the reranker tests build), the writers the PDF and Office tests generate
+# their files with, and tree-sitter-go and hatchling (the third-party grammar test builds and
+# installs a package); all pinned in constraints.txt.
 TEST_ONLY = [
     "pytest",
+    "pytest-xdist",
     "hypothesis",
     "onnx",
     "reportlab",
@@ -206,6 +209,30 @@ def gate(refresh: bool = False) -> int:
     return rc
 
 
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def parallel_args(extra: list[str]) -> list[str]:
+    """pytest-xdist on every usable core (2 on CI), one test file per worker at a time.
+
+    ``loadfile`` keeps a module on one worker, so a module-scoped fixture (a running server, an
+    indexed KB) is built once, not once per worker. Files are handed out in collection order rather
+    than by test count (``--no-loadscope-reorder``), and the root conftest.py puts modules marked
+    ``long`` first: the hostile corpus (minutes alone) starts at once and the other worker works
+    through the rest beside it, instead of everything queuing behind it at the end. Left out when
+    the caller chose a worker count (``-n``) or turned xdist off (``-p no:xdist``).
+    """
+    chosen = any(a.startswith(("-n", "--numprocesses")) or "no:xdist" in a for a in extra)
+    workers = usable_cores()
+    if chosen or workers < 2:
+        return []
+    return ["-n", str(workers), "--dist", "loadfile", "--no-loadscope-reorder"]
+
+
 def test(extra: list[str]) -> int:
     if not extra and lint() != 0:
         print("dev.py: lint failed; fix it before the tests run (python3 dev.py lint)", file=sys.stderr)
@@ -213,7 +240,8 @@ def test(extra: list[str]) -> int:
     # The gate runs before pytest so that pytest's summary stays the run's closing line.
     if not extra and gate() != 0:
         return 1
-    rc = subprocess.run([str(PY), "-m", "pytest", *extra], cwd=ROOT, check=False).returncode
+    cmd = [str(PY), "-m", "pytest", *parallel_args(extra), *extra]
+    rc = subprocess.run(cmd, cwd=ROOT, check=False).returncode
     if rc == 5:  # pytest: no tests collected. A suite that runs nothing must not pass.
         print("dev.py: pytest collected no tests; failing", file=sys.stderr)
         return 1

@@ -211,29 +211,39 @@ print(time.perf_counter() - wall, time.process_time() - cpu)
 """
 
 
-def sidecar_rows(this: str, chunk_counts: list[int], runs: int) -> None:
-    """One-shot search and the first vector lookup with the ``.vectors`` file and without it."""
-    python = str(Path(this).parent / "python")
+def sidecar_rows(exes: dict[str, str], chunk_counts: list[int], runs: int) -> None:
+    """One-shot search and the first vector lookup with the ``.vectors`` file and without it, through
+    each executable in turn (with ``--baseline``: the same file read by both, run by run)."""
     env = dict(os.environ, GROOVE_RESIDENT="0")
-    print(f"\nvector sidecar (this executable; ms, medians of {runs})")
+    print(f"\nvector sidecar (ms, medians of {runs})")
     print(f"{'':<60}{'with wall':>12}{'with CPU':>10}{'without wall':>14}{'without CPU':>12}{'CPU x':>7}")
     for chunks in chunk_counts:
         root = build(chunks)
         db = root / ".groove.db"
         sidecar = Path(f"{db}.vectors")
-        search = [this, "search", QUERY, "--kb-path", str(root / "kb"), "--limit", "5"]
-        probe = [python, "-c", _FIRST_KNN, str(db)]
-        rows: list[tuple[str, Callable[[], tuple[float, float]]]] = [
-            (f"groove search one-shot, {chunks} chunks", functools.partial(cpu_timed, search, root, env)),
-            (f"first knn alone, {chunks} chunks", functools.partial(_probe, probe, root, env)),
-        ]
-        for label, measure in rows:
-            measure()  # writes the file
-            with_file, without = [], []
-            for _ in range(runs):
-                with_file.append(measure())
+        rows: list[tuple[str, Callable[[], tuple[float, float]]]] = []
+        for name, exe in exes.items():
+            search = [exe, "search", QUERY, "--kb-path", str(root / "kb"), "--limit", "5"]
+            probe = [str(Path(exe).parent / "python"), "-c", _FIRST_KNN, str(db)]
+            rows += [
+                (
+                    f"{name}: groove search one-shot, {chunks} chunks",
+                    functools.partial(cpu_timed, search, root, env),
+                ),
+                (f"{name}: first knn alone, {chunks} chunks", functools.partial(_probe, probe, root, env)),
+            ]
+        samples: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {
+            label: ([], []) for label, _ in rows
+        }
+        for _label, measure in rows:
+            measure()  # writes the file (and warms the page cache)
+        for _ in range(runs):  # row by row inside each round, so every row sees the same load
+            for label, measure in rows:
+                samples[label][0].append(measure())
+            for label, measure in rows:
                 sidecar.unlink(missing_ok=True)  # this run rebuilds from SQLite (and rewrites the file)
-                without.append(measure())
+                samples[label][1].append(measure())
+        for label, (with_file, without) in samples.items():
             (ww, wc), (ow, oc) = _medians(with_file), _medians(without)
             print(
                 f"{label:<60}{ww:>12.0f}{wc:>10.0f}{ow:>14.0f}{oc:>12.0f}{oc / wc:>6.1f}x   {_load()}",
@@ -290,7 +300,7 @@ def main() -> None:
     )
     command_rows(exes, commands, args.runs)
     if args.sidecar_chunks:
-        sidecar_rows(this, [int(n) for n in args.sidecar_chunks.split(",")], args.runs)
+        sidecar_rows(exes, [int(n) for n in args.sidecar_chunks.split(",")], args.runs)
     if not args.no_resident:
         print()
         resident_rows(this, root, args.runs)

@@ -110,6 +110,7 @@ def index_and_eval(chunker_seconds: float) -> None:
     from grooveseek.index.indexer import Indexer, IndexOptions
     from grooveseek.index.report import Reporter
     from grooveseek.search.pipeline import run_search
+    from grooveseek.search.queryvectors import ModelQueries
     from grooveseek.search.request import SearchRequest
 
     work = ROOT / "bench" / "work" / "code"
@@ -147,7 +148,9 @@ def index_and_eval(chunker_seconds: float) -> None:
         for label, leg_set in LEG_SETS.items():
 
             def search(query: str, n: int, leg_set=leg_set):
-                return run_search(store, app.embedder, SearchRequest(query, limit=n, legs=leg_set)).results
+                return run_search(
+                    store, ModelQueries(app.embedder), SearchRequest(query, limit=n, legs=leg_set)
+                ).results
 
             agg = run_eval(
                 golden, search, k_values=(1, 5, 10), limit=10, fingerprint={}, corpus={}

@@ -165,6 +165,7 @@ def main() -> None:
 
     from grooveseek.index.guard import open_for_search
     from grooveseek.search.pipeline import run_search
+    from grooveseek.search.queryvectors import ModelQueries
     from grooveseek.search.request import SearchRequest
     from grooveseek.service import READER_MMAP_BYTES, KBService, cpu_count
 
@@ -181,7 +182,7 @@ def main() -> None:
 
     def before(q: str) -> object:
         with global_lock:
-            return run_search(shared, app.embedder, SearchRequest(q, limit=10))
+            return run_search(shared, ModelQueries(app.embedder), SearchRequest(q, limit=10))
 
     service = KBService(app, model_permits=args.permits)
 

@@ -33,6 +33,7 @@ def collect(name: str, work: str, limit: int) -> list[dict]:
     from grooveseek.eval.metrics import matches
     from grooveseek.index.guard import open_for_search
     from grooveseek.search.pipeline import run_search
+    from grooveseek.search.queryvectors import ModelQueries
     from grooveseek.search.request import SearchRequest
     from grooveseek.search.spans import span_terms
 
@@ -43,8 +44,12 @@ def collect(name: str, work: str, limit: int) -> list[dict]:
     rows = []
     try:
         for query in golden.queries:
-            response = run_search(store, app.embedder, SearchRequest(query.query, limit=limit, explain=True))
-            hits = run_search(store, app.embedder, SearchRequest(query.query, limit=10, explain=True)).results
+            response = run_search(
+                store, ModelQueries(app.embedder), SearchRequest(query.query, limit=limit, explain=True)
+            )
+            hits = run_search(
+                store, ModelQueries(app.embedder), SearchRequest(query.query, limit=10, explain=True)
+            ).results
             if not hits:
                 continue
             shown = hits[:limit]

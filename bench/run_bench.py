@@ -83,6 +83,7 @@ def eval_corpus(app, name: str, legs: tuple[str, ...]) -> dict[str, tuple[float,
     from grooveseek.eval.runner import run_eval
     from grooveseek.index.guard import open_for_search
     from grooveseek.search.pipeline import run_search
+    from grooveseek.search.queryvectors import ModelQueries
     from grooveseek.search.request import SearchRequest
 
     golden = parse_golden((ROOT / "tests" / "fixtures" / "golden" / GOLDEN[name]).read_bytes(), GOLDEN[name])
@@ -94,7 +95,9 @@ def eval_corpus(app, name: str, legs: tuple[str, ...]) -> dict[str, tuple[float,
                 continue
 
             def search(query: str, n: int, leg_set=leg_set):
-                return run_search(store, app.embedder, SearchRequest(query, limit=n, legs=leg_set)).results
+                return run_search(
+                    store, ModelQueries(app.embedder), SearchRequest(query, limit=n, legs=leg_set)
+                ).results
 
             run = run_eval(golden, search, k_values=(1, 5, 10), limit=10, fingerprint={}, corpus={}).as_dict()
             agg = run["aggregate"]

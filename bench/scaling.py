@@ -29,9 +29,13 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from _common import ROOT, vocabulary
+
+if TYPE_CHECKING:
+    from grooveseek.search.queryvectors import CachedQueries
 
 DIM = 384
 PER_DOC = 50
@@ -82,21 +86,13 @@ def file_bytes(db: Path) -> int:
     return sum(os.path.getsize(f"{db}{s}") for s in ("", "-wal") if os.path.exists(f"{db}{s}"))
 
 
-class Precomputed:
-    """The database side alone: each query's vector was computed by the real model beforehand."""
-
-    def __init__(self, model, vectors: dict[str, np.ndarray]) -> None:
-        self.dimension, self.identity, self.id = model.dimension, model.identity, model.id
-        self._vectors = vectors
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._vectors[text]
-
-
-def prepare_queries(count: int) -> tuple[list[str], Precomputed, float]:
+def prepare_queries(count: int) -> tuple[list[str], CachedQueries, float]:
     """``count`` three-word queries of mid-frequency words, their vectors, and the model's p50 ms."""
     from groove_fastembed.embedder import FastEmbedEmbedder
     from groove_fastembed.models import MODELS
+
+    from grooveseek.search.queryvectors import CachedQueries as Cached
+    from grooveseek.search.queryvectors import ModelQueries
 
     model = FastEmbedEmbedder(MODELS["minilm-l6-int8"], None)
     model.load()
@@ -109,11 +105,12 @@ def prepare_queries(count: int) -> tuple[list[str], Precomputed, float]:
         began = time.perf_counter()
         vectors[q] = model.embed_query(q)
         times.append((time.perf_counter() - began) * 1000)
-    return queries, Precomputed(model, vectors), statistics.median(times)
+    # The database side alone: each query's vector was computed by the real model beforehand.
+    return queries, Cached(ModelQueries(model), vectors), statistics.median(times)
 
 
 def time_searches(
-    store, engine: Precomputed, queries: list[str], legs: tuple[str, ...]
+    store, engine: CachedQueries, queries: list[str], legs: tuple[str, ...]
 ) -> tuple[list[float], list[float]]:
     """Wall and CPU milliseconds per search. On a shared machine the wall time includes waiting for
     a core; this process's CPU time is what one search costs (the pipeline is single-threaded)."""
@@ -148,7 +145,7 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
-def measure(store, db: Path, level: int, built: float, engine: Precomputed, queries: list[str]) -> float:
+def measure(store, db: Path, level: int, built: float, engine: CachedQueries, queries: list[str]) -> float:
     """Print one row of the table; returns the vector leg's p50."""
     store.conn.execute("pragma wal_checkpoint(TRUNCATE)").fetchall()
     size = file_bytes(db)
@@ -179,7 +176,7 @@ def knn_size() -> int:
 
 
 def vectors_only(
-    args: argparse.Namespace, levels: list[int], engine: Precomputed, queries: list[str]
+    args: argparse.Namespace, levels: list[int], engine: CachedQueries, queries: list[str]
 ) -> None:
     """The vector scan alone, on an index whose chunks hold one word each (synthetic, so the 1M
     level costs minutes, not the hour the full index takes): p50 of ``Store.knn`` per level, the

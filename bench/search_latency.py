@@ -131,6 +131,7 @@ def search_latency(sizes: list[int], queries: int, models: list[str]) -> None:
 
 def _search_latency(emb, sizes: list[int], queries: int) -> None:
     from grooveseek.search.pipeline import run_search
+    from grooveseek.search.queryvectors import CachedQueries, ModelQueries
     from grooveseek.search.request import SearchRequest
 
     vocab = [
@@ -170,19 +171,14 @@ def _search_latency(emb, sizes: list[int], queries: int) -> None:
             )
             vectors = {q: emb.embed_query(q) for q in qs}
 
-            class Cached:  # the DB side alone: the query vector is precomputed
-                dimension, identity, id, languages = emb.dimension, emb.identity, emb.id, emb.languages
-                _vectors = vectors
-
-                def embed_query(self, text):
-                    return self._vectors[text]
+            cached = CachedQueries(ModelQueries(emb), vectors)  # the DB side alone: vectors precomputed
 
             totals, embeds, dbs = [], [], []
             for q in qs:
                 t0 = time.perf_counter()
                 emb.embed_query(q)
                 t1 = time.perf_counter()
-                run_search(store, Cached(), SearchRequest(q, limit=5))
+                run_search(store, cached, SearchRequest(q, limit=5))
                 t2 = time.perf_counter()
                 embeds.append((t1 - t0) * 1000)
                 dbs.append((t2 - t1) * 1000)

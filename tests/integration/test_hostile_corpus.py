@@ -30,6 +30,7 @@ from tests.hostile_corpus import build
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "corpora" / "npm-docs"
 GROOVE = str(Path(sys.executable).with_name("groove"))
 TIMEOUT = 900
+pytestmark = pytest.mark.long  # minutes of indexing: started first under pytest-xdist (conftest.py)
 PARSERS = ("md", "txt", "xlsx", "docx", "pptx")
 
 

@@ -8,14 +8,10 @@ process through click's runner, once with the socket and once with ``GROOVE_RESI
 from __future__ import annotations
 
 import os
-import queue
 import re
 import signal
 import socket
 import stat
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,42 +19,9 @@ import pytest
 
 from grooveseek.resident import sock
 from tests.conftest import IndexedKB, make_indexed_kb
+from tests.integration.served_kit import DEADLINE, Served, in_process, resident_only
 
 pytestmark = pytest.mark.model
-DEADLINE = 180.0  # seconds: two shared cores loading a model
-
-
-class Served:
-    """A ``groove serve`` process; ``stop()`` closes its stdin, the clean shutdown."""
-
-    def __init__(self, kb: IndexedKB) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "grooveseek", "--config", str(kb.config), "serve", "--no-watch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self.stderr: list[str] = []
-        while True:
-            line = self.lines.get(timeout=DEADLINE)
-            self.stderr.append(line)
-            if "ready" in line or not line:
-                break
-        assert "ready" in self.stderr[-1], "".join(self.stderr)
-
-    def _pump(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.put(line)
-        self.lines.put("")
-
-    def stop(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        return self.proc.wait(timeout=DEADLINE)
 
 
 @pytest.fixture(scope="module")
@@ -81,27 +44,6 @@ def served(kb: IndexedKB) -> Iterator[Served]:
     assert not sock_path(kb).exists()  # removed on clean shutdown
 
 
-def _in_process(kb: IndexedKB, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
-    with monkeypatch.context() as m:
-        m.setenv("GROOVE_RESIDENT", "0")
-        result = kb.run(*args)
-    return result.exit_code, result.output
-
-
-def _resident_only(kb: IndexedKB, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
-    """Run with the in-process search and graph unavailable: only the server can answer."""
-    import grooveseek.cli.answers as answers
-
-    def refuse(*_: object, **__: object) -> str:
-        raise AssertionError("ran in-process although a resident server was up")
-
-    with monkeypatch.context() as m:
-        m.setattr(answers, "in_process_search", refuse)
-        m.setattr(answers, "graph_output", refuse)
-        result = kb.run(*args)
-    return result.exit_code, result.output
-
-
 CASES = [
     ("search", "how do I keep the lockfile in sync", "--format", "text", "--explain"),
     ("search", "publish a scoped package", "--limit", "8", "--category", "cli"),
@@ -115,13 +57,13 @@ CASES = [
 
 
 @pytest.mark.parametrize("args", CASES, ids=[" ".join(c[:2]) for c in CASES])
-def test_resident_answer_equals_in_process(
+def test_resident_answer_equalsin_process(
     kb: IndexedKB, served: Served, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
 ) -> None:
     if args[0] == "graph" and not (kb.kb / args[2]).exists():
         args = (args[0], "--start", sorted(p.relative_to(kb.kb).as_posix() for p in kb.kb.rglob("*.md"))[0])
-    resident = _resident_only(kb, monkeypatch, *args)
-    assert _timeless(resident) == _timeless(_in_process(kb, monkeypatch, *args))
+    resident = resident_only(kb, monkeypatch, *args)
+    assert _timeless(resident) == _timeless(in_process(kb, monkeypatch, *args))
     assert resident[1].strip()
 
 
@@ -142,7 +84,7 @@ def test_no_server_and_stale_socket_fall_back(kb: IndexedKB, monkeypatch: pytest
     args = ("search", "how do I keep the lockfile in sync", "--format", "text")
     other = make_indexed_kb(kb.root.parent / "res-stale", "npm-docs")
     assert other.run("index", "--quiet").exit_code == 0
-    expected = _in_process(other, monkeypatch, *args)
+    expected = in_process(other, monkeypatch, *args)
     path = sock_path(other)
     assert not path.exists()
     assert other.run(*args).output == expected[1]  # no server: in-process
@@ -153,7 +95,7 @@ def test_no_server_and_stale_socket_fall_back(kb: IndexedKB, monkeypatch: pytest
     assert (result.exit_code, result.output) == expected  # stale: in-process, no error
     server = Served(other)  # serve replaces the stale socket and answers on it
     try:
-        assert _resident_only(other, monkeypatch, *args) == expected
+        assert resident_only(other, monkeypatch, *args) == expected
     finally:
         assert server.stop() == 0
     assert not path.exists()

@@ -17,6 +17,7 @@ from grooveseek.cjk import (
     query_bigrams,
 )
 from grooveseek.search.pipeline import run_search
+from grooveseek.search.queryvectors import ModelQueries
 from grooveseek.search.request import SearchRequest
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.testing import FakeEmbedder
@@ -85,7 +86,7 @@ def store(temp_store):
 def test_bigrams_find_a_two_character_word_inside_unspaced_text(store):
     """紅葉 sits inside the run 京都の紅葉の名所を紹介します; the old leg indexed only kanji runs."""
     s, emb = store
-    response = run_search(s, emb, SearchRequest("紅葉の名所", limit=3, legs=("cjk",)))
+    response = run_search(s, ModelQueries(emb), SearchRequest("紅葉の名所", limit=3, legs=("cjk",)))
     assert [h.path for h in response.results] == ["kyoto.md"]
 
 
@@ -93,7 +94,7 @@ def test_full_width_and_half_width_queries_find_their_folded_forms(store):
     s, emb = store
     _add(s, emb, "json.md", ["JSONのオブジェクトを文字列にする"])
     for query in ("ＪＳＯＮ", "ｵﾌﾞｼﾞｪｸﾄ"):
-        response = run_search(s, emb, SearchRequest(query, limit=1, legs=("fts", "cjk")))
+        response = run_search(s, ModelQueries(emb), SearchRequest(query, limit=1, legs=("fts", "cjk")))
         assert [h.path for h in response.results] == ["json.md"], query
         assert response.results[0].content == "JSONのオブジェクトを文字列にする"
 
@@ -101,7 +102,7 @@ def test_full_width_and_half_width_queries_find_their_folded_forms(store):
 def test_full_width_text_is_found_by_an_ascii_query_and_keeps_its_content(store):
     s, emb = store
     _add(s, emb, "wide.md", ["ＮＰＭでパッケージを公開する"])
-    response = run_search(s, emb, SearchRequest("npm", limit=1, legs=("fts",)))
+    response = run_search(s, ModelQueries(emb), SearchRequest("npm", limit=1, legs=("fts",)))
     assert [h.path for h in response.results] == ["wide.md"]
     assert response.results[0].content == "ＮＰＭでパッケージを公開する"
 
@@ -109,15 +110,17 @@ def test_full_width_text_is_found_by_an_ascii_query_and_keeps_its_content(store)
 def test_a_japanese_querys_latin_word_ranks_in_the_bigram_leg(store):
     s, emb = store
     _add(s, emb, "spread.md", ["Spread構文でarrayをコピーする"])
-    response = run_search(s, emb, SearchRequest("spread の使い方", limit=2, legs=("cjk",)))
+    response = run_search(s, ModelQueries(emb), SearchRequest("spread の使い方", limit=2, legs=("cjk",)))
     assert response.results[0].path == "spread.md"
-    a_query = run_search(s, emb, SearchRequest("a の", limit=5, legs=("cjk",)))  # "a" is no prefix query
+    a_query = run_search(
+        s, ModelQueries(emb), SearchRequest("a の", limit=5, legs=("cjk",))
+    )  # "a" is no prefix query
     assert "spread.md" not in [h.path for h in a_query.results]
 
 
 def test_two_character_query_gets_lexical_hits(store):
     s, emb = store
-    response = run_search(s, emb, SearchRequest("東京", limit=3, explain=True))
+    response = run_search(s, ModelQueries(emb), SearchRequest("東京", limit=3, explain=True))
     top = response.results[0]
     assert top.path == "tokyo.md"
     assert top.explain["cjk"]["rank"] == 1
@@ -126,20 +129,20 @@ def test_two_character_query_gets_lexical_hits(store):
 
 def test_cjk_leg_off_finds_nothing_lexical(store):
     s, emb = store
-    response = run_search(s, emb, SearchRequest("東京", limit=3, legs=("cjk",)))
+    response = run_search(s, ModelQueries(emb), SearchRequest("東京", limit=3, legs=("cjk",)))
     assert [h.path for h in response.results] == ["tokyo.md"]
-    assert run_search(s, emb, SearchRequest("東京", limit=3, legs=("fts",))).results == ()
+    assert run_search(s, ModelQueries(emb), SearchRequest("東京", limit=3, legs=("fts",))).results == ()
 
 
 def test_query_of_short_words_only(store):
     s, emb = store
-    response = run_search(s, emb, SearchRequest("配列 コピー", limit=1, legs=("fts", "cjk")))
+    response = run_search(s, ModelQueries(emb), SearchRequest("配列 コピー", limit=1, legs=("fts", "cjk")))
     assert response.results[0].path == "array.md"
 
 
 def test_exclusions_apply_to_the_cjk_leg(store):
     s, emb = store
-    response = run_search(s, emb, SearchRequest("東京 -明日も", limit=5, legs=("cjk",)))
+    response = run_search(s, ModelQueries(emb), SearchRequest("東京 -明日も", limit=5, legs=("cjk",)))
     assert response.results == ()
 
 

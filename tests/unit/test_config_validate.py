@@ -320,7 +320,10 @@ def test_openai_pair_of_models(tmp_path):
             "[embedding].model cannot be combined with query_model / document_model",
         ),
         (OPENAI + "dimension = 8\n", "[embedding].model (or query_model and document_model) is required"),
-        (OPENAI + 'model = "m"\ndimension = 0\n', "[embedding].dimension must be >= 1, got 0"),
+        (
+            OPENAI + 'model = "m"\ndimension = 0\n',
+            "[embedding].dimension must be in 1..=8192 (the most sqlite-vec stores per vector), got 0",
+        ),
         (
             OPENAI + 'model = "m"\ndimension = 8\nmax_input_chars = 0\n',
             "[embedding].max_input_chars must be >= 1",
@@ -351,6 +354,40 @@ def test_embedding_rules(tmp_path, text, expected):
 def test_endpoint_must_be_http_or_https(tmp_path, url):
     text = f'[embedding]\nprovider = "openai-compatible"\nendpoint = "{url}"\nmodel = "m"\ndimension = 8\n'
     assert "[embedding].endpoint must be an http:// or https:// URL" in _error(tmp_path, text)
+
+
+@pytest.mark.parametrize("dimension", [0, 8193, 4_000_000_000])
+def test_dimension_outside_what_sqlite_vec_stores_is_refused(tmp_path, dimension):
+    """Issue 21: 4000000000 passed validation and ended in an apsw.SQLError traceback."""
+    text = (
+        '[embedding]\nprovider = "openai-compatible"\nendpoint = "http://h/v1/embeddings"\nmodel = "m"\n'
+        f"dimension = {dimension}\n"
+    )
+    assert (
+        f"[embedding].dimension must be in 1..=8192 (the most sqlite-vec stores per vector), got {dimension}"
+        in (_error(tmp_path, text))
+    )
+
+
+def test_dimension_8192_is_accepted(tmp_path):
+    text = (
+        '[embedding]\nprovider = "openai-compatible"\nendpoint = "http://h/v1/e"\nmodel = "m"\n'
+        "dimension = 8192\n"
+    )
+    assert _load(tmp_path, text).config.embedding.dimension == 8192
+
+
+@pytest.mark.parametrize("section", ["embedding", "reranker"])
+@pytest.mark.parametrize(
+    "bad", ["\\r\\n", "\\n", "\\t", " ", "\\u007f"], ids=["crlf", "lf", "tab", "space", "del"]
+)
+def test_endpoint_with_a_line_break_or_space_is_refused_without_echo(tmp_path, section, bad):
+    """Issue 21: urlsplit drops CR, LF and tab, so such a URL passed and failed later in the client."""
+    extra = 'provider = "openai-compatible"\nmodel = "m"\ndimension = 8\n' if section == "embedding" else ""
+    text = f'[{section}]\n{extra}endpoint = "http://h/v1/x{bad}X-Injected: SECRET"\n'
+    message = _error(tmp_path, text)
+    assert f"[{section}].endpoint contains a space or a control character" in message
+    assert "SECRET" not in message
 
 
 def test_endpoint_with_credentials_is_refused_without_echo(tmp_path):

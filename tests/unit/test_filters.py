@@ -10,6 +10,7 @@ import pytest
 from grooveseek.errors import SearchError
 from grooveseek.search.filters import EMPTY_PATH_GLOBS, FIELDS_PENDING, validate_filters
 from grooveseek.search.pipeline import run_search
+from grooveseek.search.queryvectors import ModelQueries
 from grooveseek.search.request import SearchRequest
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.testing import FakeEmbedder
@@ -55,7 +56,7 @@ def kb(tmp_path):
 def _paths(kb, legs=("fts", "vector"), limit=10, **filters) -> set[str]:
     store, emb = kb
     request = SearchRequest(TEXT, limit=limit, filters=SearchFilters(**filters), legs=legs)
-    return {hit.path for hit in run_search(store, emb, request).results}
+    return {hit.path for hit in run_search(store, ModelQueries(emb), request).results}
 
 
 def test_no_filter_finds_every_document_on_each_leg(kb):
@@ -139,7 +140,7 @@ def test_fields_are_refused_while_the_declared_set_is_pending(kb):
         SearchFilters(fields_not={"status": ("x",)}),
     ):
         with pytest.raises(SearchError) as info:
-            run_search(store, emb, SearchRequest(TEXT, filters=filters))
+            run_search(store, ModelQueries(emb), SearchRequest(TEXT, filters=filters))
         assert str(info.value) == FIELDS_PENDING
     assert _paths(kb, tags_any=("cli",)) == {"a/one.md", "b/four.md"}  # other filters still work
 
@@ -161,11 +162,14 @@ def test_filter_applied_echoes_what_had_an_effect_in_order(kb):
         fields_not={},
         min_quality=0.2,
     )
-    echo = run_search(store, emb, SearchRequest(TEXT, filters=filters)).filter_applied
+    echo = run_search(store, ModelQueries(emb), SearchRequest(TEXT, filters=filters)).filter_applied
     assert list(echo) == ["category", "path_globs", "tags_any", "date_from", "fields"]
     assert echo["path_globs"] == ["a/**"] and echo["fields"] == {"status": ["done", "open"]}
     assert (
-        run_search(store, emb, SearchRequest(TEXT, filters=SearchFilters(tags_any=()))).filter_applied == {}
+        run_search(
+            store, ModelQueries(emb), SearchRequest(TEXT, filters=SearchFilters(tags_any=()))
+        ).filter_applied
+        == {}
     )
 
 
@@ -180,9 +184,11 @@ def test_over_fetch_returns_n_survivors_when_most_candidates_are_filtered_out(tm
         for i in range(4):  # further away, and the only ones the filter keeps
             _add(store, emb, f"keep/{i}.md", "alpha beta gamma delta epsilon", tags=("keep",))
         request = SearchRequest("alpha", limit=3, filters=SearchFilters(tags_any=("keep",)), legs=("vector",))
-        hits = run_search(store, emb, request).results
+        hits = run_search(store, ModelQueries(emb), request).results
         assert len(hits) == 3 and all(h.path.startswith("keep/") for h in hits)
-        unfiltered = run_search(store, emb, SearchRequest("alpha", limit=50, legs=("vector",))).results
+        unfiltered = run_search(
+            store, ModelQueries(emb), SearchRequest("alpha", limit=50, legs=("vector",))
+        ).results
         assert not any(h.path.startswith("keep/") for h in unfiltered)  # they really rank below n = 50
     finally:
         store.close()
@@ -230,7 +236,7 @@ def test_over_fetch_returns_n_survivors_when_most_candidates_are_filtered_out(tm
 def test_bad_filters_are_refused_with_the_spec_wording(kb, filters, message):
     store, emb = kb
     with pytest.raises(SearchError) as info:
-        run_search(store, emb, SearchRequest(TEXT, filters=filters))
+        run_search(store, ModelQueries(emb), SearchRequest(TEXT, filters=filters))
     assert str(info.value).startswith(message)
 
 

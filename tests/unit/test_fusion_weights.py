@@ -12,6 +12,7 @@ from grooveseek.search.fusion import (
     rrf,
 )
 from grooveseek.search.pipeline import run_search
+from grooveseek.search.queryvectors import ModelQueries
 from grooveseek.search.request import FusionSettings, SearchRequest
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.testing import FakeEmbedder
@@ -88,7 +89,7 @@ def store(tmp_path):
 
 def test_the_pipeline_applies_and_explains_the_weights(store):
     s, emb = store  # FakeEmbedder declares the Embedder default, ("en",)
-    response = run_search(s, emb, SearchRequest("配列の要素", limit=3, explain=True))
+    response = run_search(s, ModelQueries(emb), SearchRequest("配列の要素", limit=3, explain=True))
     top = response.results[0]
     assert top.path == "d0.md"
     assert top.explain["fusion_rule"].startswith("cjk-query-english-embedder")
@@ -103,6 +104,6 @@ def test_the_pipeline_applies_and_explains_the_weights(store):
 def test_explicit_vector_weight_reaches_the_pipeline(store):
     s, emb = store
     req = SearchRequest("配列の要素", limit=3, explain=True, fusion=FusionSettings(vector_weight=2.0))
-    response = run_search(s, emb, req)
+    response = run_search(s, ModelQueries(emb), req)
     assert all(h.explain.get("vector", {"weight": 2.0})["weight"] == 2.0 for h in response.results)
     assert "fusion_rule" not in response.results[0].explain

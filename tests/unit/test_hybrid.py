@@ -7,6 +7,7 @@ import pytest
 from grooveseek.search.confidence import low_confidence
 from grooveseek.search.fusion import rrf
 from grooveseek.search.pipeline import pool_sizes, run_search
+from grooveseek.search.queryvectors import ModelQueries
 from grooveseek.search.request import SearchRequest, clamp_limit
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.testing import FakeEmbedder
@@ -63,7 +64,7 @@ def indexed(tmp_path):
 
 def test_hybrid_fuses_both_legs(indexed):
     store, emb = indexed
-    response = run_search(store, emb, SearchRequest("apple pie", limit=3))
+    response = run_search(store, ModelQueries(emb), SearchRequest("apple pie", limit=3))
     assert response.results[0].path == "a/apple.md"
     # Weighted RRF (docs/retrieval.md): rank 1 in the trigram leg (weight 1.0) and the vector leg (0.5).
     assert response.results[0].score == pytest.approx(1.0 / 61 + 1.0 / 61)
@@ -71,21 +72,23 @@ def test_hybrid_fuses_both_legs(indexed):
 
 def test_filters_apply_to_both_legs(indexed):
     store, emb = indexed
-    response = run_search(store, emb, SearchRequest("apple", limit=10, filters=SearchFilters(category="b")))
+    response = run_search(
+        store, ModelQueries(emb), SearchRequest("apple", limit=10, filters=SearchFilters(category="b"))
+    )
     assert {h.path for h in response.results} <= {"b/banana.md", "b/cherry.md"}
     assert response.filter_applied == {"category": "b"}
 
 
 def test_exclusion_drops_vector_candidates_too(indexed):
     store, emb = indexed
-    response = run_search(store, emb, SearchRequest("apple -cinnamon", limit=10))
+    response = run_search(store, ModelQueries(emb), SearchRequest("apple -cinnamon", limit=10))
     assert all("cinnamon" not in h.content for h in response.results)
     assert response.filter_applied == {"excluded_terms": ["cinnamon"]}
 
 
 def test_vector_only_query_under_the_floor(indexed):
     store, emb = indexed
-    response = run_search(store, emb, SearchRequest("pi", limit=2))
+    response = run_search(store, ModelQueries(emb), SearchRequest("pi", limit=2))
     assert len(response.results) == 2
     # The vector leg alone, at its built-in weight 0.5 (a lone leg's order does not depend on it).
     assert all(h.score in (pytest.approx(1.0 / 61), pytest.approx(1.0 / 62)) for h in response.results)
@@ -93,18 +96,21 @@ def test_vector_only_query_under_the_floor(indexed):
 
 def test_single_leg_requests(indexed):
     store, emb = indexed
-    fts = run_search(store, emb, SearchRequest("bananas", limit=5, legs=("fts",)))
+    fts = run_search(store, ModelQueries(emb), SearchRequest("bananas", limit=5, legs=("fts",)))
     assert {h.path for h in fts.results} == {"b/banana.md"}
-    vec = run_search(store, emb, SearchRequest("bananas", limit=5, legs=("vector",)))
+    vec = run_search(store, ModelQueries(emb), SearchRequest("bananas", limit=5, legs=("vector",)))
     assert len(vec.results) == 5
 
 
 def test_explain_reports_each_leg(indexed):
     store, emb = indexed
-    hit = run_search(store, emb, SearchRequest("apple pie", limit=1, explain=True)).results[0]
+    hit = run_search(store, ModelQueries(emb), SearchRequest("apple pie", limit=1, explain=True)).results[0]
     assert hit.explain["fts"]["rank"] == 1 and hit.explain["vector"]["rank"] == 1
     assert hit.explain["rrf"] == pytest.approx(1.0 / 61 + 1.0 / 61)  # fts weight 1.0, vector 1.0
-    assert "explain" not in run_search(store, emb, SearchRequest("apple pie", limit=1)).results[0].as_dict()
+    assert (
+        "explain"
+        not in run_search(store, ModelQueries(emb), SearchRequest("apple pie", limit=1)).results[0].as_dict()
+    )
 
 
 def test_explain_text_keeps_tiny_bm25_scores_readable() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from grooveseek.search.parent import expand, row_cap
 from grooveseek.search.pipeline import run_search
+from grooveseek.search.queryvectors import ModelQueries
 from grooveseek.search.request import ParentSettings, SearchRequest
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.testing import FakeEmbedder
@@ -228,8 +229,8 @@ def test_spans_are_computed_on_the_expanded_content(store):
             _chunk(1, 5, content="Then configure the zebra option."),
         ],
     )
-    off = run_search(store, EMB, SearchRequest("zebra", limit=1))
-    on = run_search(store, EMB, SearchRequest("zebra", limit=1, parent=DEFAULT))
+    off = run_search(store, ModelQueries(EMB), SearchRequest("zebra", limit=1))
+    on = run_search(store, ModelQueries(EMB), SearchRequest("zebra", limit=1, parent=DEFAULT))
     plain, expanded = off.results[0], on.results[0]
     assert plain.content == "Then configure the zebra option."
     assert expanded.content == "Install the toolchain first.\n\nThen configure the zebra option."

@@ -17,6 +17,7 @@ from grooveseek.config.model import GrooveConfig
 from grooveseek.errors import ConfigError, ModelError, RerankError
 from grooveseek.interfaces import Reranker
 from grooveseek.search.pipeline import run_search
+from grooveseek.search.queryvectors import ModelQueries
 from grooveseek.search.request import SearchRequest, resolve_request
 from grooveseek.search.rerank import candidate_text, rerank
 from grooveseek.store.records import HitRow
@@ -168,7 +169,9 @@ def store(temp_store):
 def test_run_search_replaces_scores_and_order_with_the_rerankers(store) -> None:
     s, emb = store
     reranker = RecordingReranker()
-    response = run_search(s, emb, SearchRequest("fruit storage", limit=5, rerank=True), reranker=reranker)
+    response = run_search(
+        s, ModelQueries(emb), SearchRequest("fruit storage", limit=5, rerank=True), reranker=reranker
+    )
     ((query, seen),) = reranker.calls
     assert query == "fruit storage"
     expected = sorted(seen, key=text_score, reverse=True)[:5]  # sorted() is stable: ties keep pool order
@@ -181,9 +184,12 @@ def test_run_search_replaces_scores_and_order_with_the_rerankers(store) -> None:
 
 def test_rerank_changes_the_rrf_order(store) -> None:
     s, emb = store
-    plain = run_search(s, emb, SearchRequest("fruit storage", limit=5))
+    plain = run_search(s, ModelQueries(emb), SearchRequest("fruit storage", limit=5))
     reranked = run_search(
-        s, emb, SearchRequest("fruit storage", limit=5, rerank=True), reranker=RecordingReranker()
+        s,
+        ModelQueries(emb),
+        SearchRequest("fruit storage", limit=5, rerank=True),
+        reranker=RecordingReranker(),
     )
     assert [h.chunk_id for h in plain.results] != [h.chunk_id for h in reranked.results]
     assert all(0 < h.score < 1 for h in plain.results)  # RRF scores, untouched without the stage
@@ -194,7 +200,9 @@ def test_the_reranker_scores_p_candidates_when_mmr_is_off(store, limit: int, poo
     """R6.20: P = max(limit x 5, 50) (capped here by the 80 chunks there are); the top limit survive."""
     s, emb = store
     reranker = RecordingReranker()
-    response = run_search(s, emb, SearchRequest("fruit", limit=limit, rerank=True), reranker=reranker)
+    response = run_search(
+        s, ModelQueries(emb), SearchRequest("fruit", limit=limit, rerank=True), reranker=reranker
+    )
     assert len(reranker.calls[0][1]) == pool
     assert len(set(reranker.calls[0][1])) == pool  # distinct candidates, not one repeated
     assert len(response.results) == limit
@@ -203,7 +211,9 @@ def test_the_reranker_scores_p_candidates_when_mmr_is_off(store, limit: int, poo
 def test_the_reranker_sees_only_the_positive_text(store) -> None:
     s, emb = store
     reranker = RecordingReranker()
-    response = run_search(s, emb, SearchRequest("fruit -banana", limit=5, rerank=True), reranker=reranker)
+    response = run_search(
+        s, ModelQueries(emb), SearchRequest("fruit -banana", limit=5, rerank=True), reranker=reranker
+    )
     assert reranker.calls[0][0] == "fruit"
     assert all("banana" not in t for t in reranker.calls[0][1])  # exclusions apply before the stage
     assert response.filter_applied == {"excluded_terms": ["banana"]}
@@ -213,7 +223,7 @@ def test_explain_reports_the_rrf_and_the_rerank_score(store) -> None:
     s, emb = store
     reranker = RecordingReranker()
     req = SearchRequest("fruit storage", limit=3, rerank=True, explain=True)
-    hits = run_search(s, emb, req, reranker=reranker).results
+    hits = run_search(s, ModelQueries(emb), req, reranker=reranker).results
     by_content = {t.split("\n\n", 1)[1]: text_score(t) for t in reranker.calls[0][1]}
     for hit in hits:
         assert hit.explain["rerank"] == hit.score == by_content[hit.content]
@@ -223,9 +233,13 @@ def test_explain_reports_the_rrf_and_the_rerank_score(store) -> None:
 def test_the_stage_is_off_without_the_switch_or_without_a_reranker(store) -> None:
     s, emb = store
     reranker = RecordingReranker()
-    baseline = run_search(s, emb, SearchRequest("fruit storage", limit=5))
-    off = run_search(s, emb, SearchRequest("fruit storage", limit=5, rerank=False), reranker=reranker)
-    absent = run_search(s, emb, SearchRequest("fruit storage", limit=5, rerank=True), reranker=None)
+    baseline = run_search(s, ModelQueries(emb), SearchRequest("fruit storage", limit=5))
+    off = run_search(
+        s, ModelQueries(emb), SearchRequest("fruit storage", limit=5, rerank=False), reranker=reranker
+    )
+    absent = run_search(
+        s, ModelQueries(emb), SearchRequest("fruit storage", limit=5, rerank=True), reranker=None
+    )
     assert reranker.calls == []
     assert off.as_dict() == baseline.as_dict() == absent.as_dict()
 
@@ -234,7 +248,7 @@ def test_a_failing_reranker_fails_the_search(store) -> None:
     s, emb = store
     broken = BrokenReranker(exc=RuntimeError("session closed"))
     with pytest.raises(ModelError, match=r"^rerank failed: RuntimeError: session closed$"):
-        run_search(s, emb, SearchRequest("fruit", limit=5, rerank=True), reranker=broken)
+        run_search(s, ModelQueries(emb), SearchRequest("fruit", limit=5, rerank=True), reranker=broken)
 
 
 # ------------------------------------------------------------------ the switch (R6.33, R1.11)

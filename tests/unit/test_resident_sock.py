@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import stat
@@ -14,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from grooveseek.resident import sock
-from grooveseek.resident.server import ResidentServer
+from grooveseek.resident.server import BUSY, ResidentServer
 
 
 @pytest.fixture
@@ -95,9 +96,115 @@ def test_remove_if_ours_leaves_a_successor_alone(short_dir: Path) -> None:
         second.close()
 
 
-def _stub_server(db: Path) -> ResidentServer:
+def _stub_server(db: Path, **bounds: float) -> ResidentServer:
     app = SimpleNamespace(db=db, kb=db.parent / "kb", loaded=SimpleNamespace(path=None))
-    return ResidentServer(SimpleNamespace(), app, model=None, reranker=None)  # type: ignore[arg-type]
+    return ResidentServer(SimpleNamespace(), app, model=None, reranker=None, **bounds)  # type: ignore[arg-type]
+
+
+DECLINE = {"v": sock.PROTOCOL, "command": "search", "params": {}, "db": "/other"}
+
+
+def _asks_and_is_declined(path: Path) -> bool:
+    """A whole request on a fresh connection gets the usual "another index" decline."""
+    with sock.connect(path, 30.0) as conn:
+        assert conn is not None
+        sock.send_message(conn, DECLINE)
+        return sock.read_message(conn)["reason"] == "another knowledge base or index"
+
+
+def _hung_up(conn: socket.socket) -> bool:
+    """True once the server closed this connection (EOF or a reset); False if it stayed open 30 s."""
+    conn.settimeout(30.0)
+    try:
+        while conn.recv(65536):
+            pass
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+    return True
+
+
+def test_a_request_over_the_cap_is_cut_off(short_dir: Path) -> None:
+    """Issue 21: a connection could buffer 64 MiB; now the server hangs up past 64 KiB."""
+    server = _stub_server(short_dir / "c.groove.db")
+    assert server.start() is None
+    try:
+        with sock.connect(server.path, 30.0) as conn:
+            assert conn is not None
+            sent = 0
+            try:
+                while sent < 512 * 1024:  # one line, never terminated: 8x the request cap
+                    conn.sendall(b"x" * 4096)
+                    sent += 4096
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            assert _hung_up(conn)
+        assert _asks_and_is_declined(server.path)  # the server answers the next caller
+    finally:
+        server.close()
+
+
+def test_a_request_that_never_ends_times_out(short_dir: Path) -> None:
+    """Half a request, then silence, or a byte at a time: hung up on once the whole request's time
+    is over (issue 21: no read timeout at all before)."""
+    server = _stub_server(short_dir / "t.groove.db", request_timeout=0.5)
+    assert server.start() is None
+    try:
+        with sock.connect(server.path, 30.0) as conn:
+            assert conn is not None
+            conn.sendall(b'{"v": 1, "comm')
+            assert _hung_up(conn)
+        with sock.connect(server.path, 30.0) as conn:
+            assert conn is not None
+            trickled = 0
+            try:  # a slow client that keeps each single read inside any per-read timeout
+                while trickled < 600:
+                    conn.sendall(b" ")
+                    trickled += 1
+                    conn.settimeout(0.05)
+                    with contextlib.suppress(TimeoutError):
+                        if not conn.recv(1):
+                            break
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            assert trickled < 600  # cut off while still trickling (600 x 50 ms = 30 s)
+        assert _asks_and_is_declined(server.path)
+    finally:
+        server.close()
+
+
+def test_connections_over_the_cap_are_told_busy(short_dir: Path) -> None:
+    """Issue 21: no connection cap before (20 idle connections took a server to 1.45 GB)."""
+    server = _stub_server(short_dir / "b.groove.db", max_connections=3)
+    assert server.start() is None
+    holders: list[socket.socket] = []
+    try:
+        for _ in range(3):  # accepted in order: these three hold every slot
+            holder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            holder.connect(str(server.path))
+            holders.append(holder)
+        with sock.connect(server.path, 30.0) as conn:
+            assert conn is not None
+            assert sock.read_message(conn) == BUSY  # at once, before it even asked
+        for holder in holders:
+            holder.close()
+        # A slot is free again once a holder's thread has seen the hang-up; ask until one has.
+        assert any(_busy_or_declined(server.path) for _ in range(200))
+    finally:
+        for holder in holders:
+            holder.close()
+        server.close()
+
+
+def _busy_or_declined(path: Path) -> bool:
+    with sock.connect(path, 30.0) as conn:
+        assert conn is not None
+        try:
+            sock.send_message(conn, DECLINE)
+        except (BrokenPipeError, ConnectionResetError):  # told busy and hung up on before it asked
+            return False
+        return sock.read_message(conn) != BUSY
 
 
 def test_server_answers_its_user_and_declines_another_index(short_dir: Path) -> None:

@@ -4,7 +4,6 @@ or foreign file falls back to SQLite with the same results. Real SQLite and sqli
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 from pathlib import Path
@@ -64,7 +63,7 @@ def _assert_matches_sqlite_vec(store: Store, seed: int) -> None:
 
 def _buffer_of(array: np.ndarray) -> object:
     base: object = array
-    while isinstance(base, np.ndarray):
+    while isinstance(base, np.ndarray) and base.base is not None:
         base = base.base
     return base.obj if isinstance(base, memoryview) else base
 
@@ -75,7 +74,7 @@ def _generation(store: Store) -> str:
     return token
 
 
-def test_the_first_search_writes_an_owner_only_file_the_next_process_maps(store: Store) -> None:
+def test_the_first_search_writes_an_owner_only_file_the_next_process_reads(store: Store) -> None:
     path = sidecar_path(store.path)
     assert not path.exists()
     _assert_matches_sqlite_vec(store, 1)
@@ -83,11 +82,52 @@ def test_the_first_search_writes_an_owner_only_file_the_next_process_maps(store:
     mapped = read_vectors(store.path, _generation(store), DIM)
     assert mapped is not None
     ids, vectors, _ = mapped
-    assert not vectors.flags.writeable and isinstance(_buffer_of(vectors), mmap.mmap)
+    # A private copy (issue 21): never a mapping of a file someone else may truncate (SIGBUS).
+    assert not vectors.flags.writeable and isinstance(_buffer_of(vectors), np.ndarray)
+    assert _buffer_of(vectors).flags.owndata  # type: ignore[attr-defined]
     stored = store.vectors_for([int(ids[0])])
     np.testing.assert_array_equal(vectors[0], stored[int(ids[0])])
-    _assert_matches_sqlite_vec(store, 2)  # now answered from the mapping
+    _assert_matches_sqlite_vec(store, 2)  # now answered from the file's copy
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]  # no temporary left
+
+
+def test_a_copy_read_earlier_is_not_changed_by_a_rewrite_in_place(store: Store) -> None:
+    """``cp`` of another index's file over the sidecar writes into the same inode: a shared mapping
+    showed the new bytes to a running server (wrong rankings), a truncation killed it (SIGBUS)."""
+    _assert_matches_sqlite_vec(store, 1)
+    path = sidecar_path(store.path)
+    read = read_vectors(store.path, _generation(store), DIM)
+    assert read is not None
+    before = [a.copy() for a in read]
+    inode, size = path.stat().st_ino, path.stat().st_size
+    with open(path, "r+b") as f:  # same size, same inode, other vectors
+        f.seek(size - 4 * DIM * 10)
+        f.write(_unit(np.random.default_rng(11), 10).tobytes())
+    assert path.stat().st_ino == inode
+    for got, want in zip(read, before, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_file_changed_while_it_is_read_is_not_used(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grooveseek.store import sidecar
+
+    _assert_matches_sqlite_vec(store, 1)
+    path = sidecar_path(store.path)
+    real = sidecar._read_exactly
+
+    def rewritten_meanwhile(fd: int, size: int) -> np.ndarray | None:
+        got = real(fd, size)
+        data = path.read_bytes()
+        with open(path, "r+b") as f:  # a writer in place between the header check and the end
+            f.write(data)  # (the same bytes, so the file is usable again afterwards)
+        os.utime(path, ns=(1, 1))  # the size is the old one: the timestamps give it away
+        return got
+
+    monkeypatch.setattr(sidecar, "_read_exactly", rewritten_meanwhile)
+    assert read_vectors(store.path, _generation(store), DIM) is None
+    monkeypatch.undo()
+    assert read_vectors(store.path, _generation(store), DIM) is not None  # a steady file is used
+    _assert_matches_sqlite_vec(store, 2)
 
 
 def test_a_write_makes_the_file_stale_and_the_next_search_sees_the_new_rows(store: Store) -> None:

@@ -45,6 +45,7 @@ from .index.report import Reporter
 from .interfaces import Embedder, Reranker
 from .search.pipeline import run_search
 from .search.query import compile_query
+from .search.queryvectors import CachedQueries, ModelQueries, QueryVectors
 from .search.request import SearchRequest
 from .store.interface import IndexStore
 from .types import IndexSummary, SearchResponse
@@ -226,23 +227,6 @@ class SharedEmbedder(Embedder):
             return self.inner.embed_query(text)
 
 
-class _Precomputed(Embedder):
-    """Hands the pipeline a query vector computed before the read connection was taken."""
-
-    def __init__(self, shared: SharedEmbedder, text: str, vector: np.ndarray) -> None:
-        self.shared = shared
-        self.id, self.identity, self.dimension = shared.id, shared.identity, shared.dimension
-        self._text = text
-        self._vector = vector
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self.shared.embed_documents(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        # Any other text (should the pipeline ever embed something else) still gets a real vector.
-        return self._vector if text == self._text else self.shared.embed_query(text)
-
-
 class _GatedReranker(Reranker):
     """The reranker shares the gate: it runs on the same cores as the embedder."""
 
@@ -375,6 +359,7 @@ class KBService:
         cores = cpu_count()
         self.gate = FairGate(model_permits or cores)
         self.embedder = SharedEmbedder(app.embedder, self.gate)
+        self.queries = ModelQueries(self.embedder)  # gated query vectors, the model's own languages
         inner_reranker = app.reranker
         self.reranker = None if inner_reranker is None else _GatedReranker(inner_reranker, self.gate)
         self.pool = ReadPool(
@@ -434,11 +419,11 @@ class KBService:
         self.pool.check()
         compiled = compile_query(request.query)  # a malformed query fails before any model call
         text = compiled.positive_text
-        embedder: Embedder = self.embedder
+        queries: QueryVectors = self.queries
         if "vector" in request.legs and text.strip():
-            embedder = _Precomputed(self.embedder, text, self.embedder.embed_query(text))
+            queries = CachedQueries(self.queries, {text: self.queries.vector(text)})
         with self.reader() as store, store.read_snapshot():
-            response = run_search(store, embedder, request, reranker=self.reranker)
+            response = run_search(store, queries, request, reranker=self.reranker)
             return finish(store, response) if finish is not None else response
 
     # -- writes --------------------------------------------------------------------------------

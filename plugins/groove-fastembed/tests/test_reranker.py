@@ -29,6 +29,7 @@ from grooveseek.errors import ConfigError, ModelError, PluginLoadError
 from grooveseek.plugins import PluginSelection, load_plugins
 from grooveseek.registry import Registry
 from grooveseek.search.pipeline import run_search
+from grooveseek.search.queryvectors import ModelQueries
 from grooveseek.search.request import SearchRequest
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.testing import FakeEmbedder
@@ -268,7 +269,10 @@ def test_the_real_reranker_drives_the_search_pipeline(reranker: FastEmbedReranke
         rec = DocumentRecord("docs/npm.md", "md", "npm", False, None, False, "docs", None, (), None, "h", 1)
         store.replace_document(rec, chunks, vectors)
         response = run_search(
-            store, emb, SearchRequest("install package", limit=3, rerank=True), reranker=reranker
+            store,
+            ModelQueries(emb),
+            SearchRequest("install package", limit=3, rerank=True),
+            reranker=reranker,
         )
     finally:
         store.close()

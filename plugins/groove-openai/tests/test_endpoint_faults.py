@@ -115,7 +115,7 @@ def test_429_without_retry_after_backs_off_with_jitter(endpoint):
 def test_retry_after_over_60_seconds_fails_at_once(endpoint):
     endpoint.state.add(Fault("status", status=429, retry_after="120"))
     waits = Waits()
-    with pytest.raises(ModelError, match="Retry-After 120 s, more than the 60 s"):
+    with pytest.raises(ModelError, match="Retry-After: 120, a wait of more than the 60 s"):
         make(endpoint.url, waits).embed_documents(TEXTS)
     assert waits == [] and len(endpoint.state.seen) == 1
 
@@ -124,7 +124,7 @@ def test_500_retried_then_gives_up_naming_the_attempts(endpoint):
     endpoint.state.add(Fault("status", status=503, times=10))
     with pytest.raises(ModelError) as info:
         make(endpoint.url, max_retries=2).embed_documents(TEXTS)
-    assert str(info.value) == "embedding endpoint: HTTP 503; gave up after 3 attempts"
+    assert str(info.value) == f"embedding endpoint {endpoint.url}: HTTP 503; gave up after 3 attempts"
     assert len(endpoint.state.seen) == 3
 
 
@@ -132,7 +132,7 @@ def test_max_retries_0_sends_once_and_returns_the_first_error(endpoint):
     endpoint.state.add(Fault("status", status=500, times=10))
     with pytest.raises(ModelError) as info:
         make(endpoint.url, max_retries=0).embed_documents(TEXTS)
-    assert str(info.value) == "embedding endpoint: HTTP 500"
+    assert str(info.value) == f"embedding endpoint {endpoint.url}: HTTP 500"
     assert len(endpoint.state.seen) == 1
 
 
@@ -146,7 +146,35 @@ def test_timeout_before_the_status_line_is_retried(endpoint):
 def test_connection_refused_is_retried_then_named(endpoint):
     with pytest.raises(ModelError) as info:
         make("http://127.0.0.1:9/v1/embeddings", max_retries=1).embed_documents(TEXTS)
-    assert str(info.value) == "embedding endpoint: connection failed (ConnectError); gave up after 2 attempts"
+    assert str(info.value) == (
+        "embedding endpoint http://127.0.0.1:9/v1/embeddings: connection failed (ConnectError); "
+        "gave up after 2 attempts"
+    )
+
+
+def test_the_url_is_named_without_credentials(endpoint):
+    """Issue 21: the endpoint-down error never named the URL; it must, without what may be a key."""
+    url = "http://alice:PASSWORD@127.0.0.1:9/v1/embeddings?api-key=QUERYKEY#FRAGMENT"
+    with pytest.raises(ModelError) as info:
+        make(url, max_retries=0).embed_documents(TEXTS)
+    message = str(info.value)
+    assert message == "embedding endpoint http://127.0.0.1:9/v1/embeddings: connection failed (ConnectError)"
+    assert not any(s in message for s in ("alice", "PASSWORD", "QUERYKEY", "FRAGMENT"))
+
+
+@pytest.mark.parametrize("digits", [400, 5000], ids=["past-float", "past-int-parsing"])
+def test_a_huge_retry_after_names_the_header_and_the_endpoint(endpoint, digits):
+    """Issue 21: 400 digits overflowed float() and 5,000 hit int()'s digit limit: an OverflowError
+    or ValueError escaped, and the run blamed a note instead of the endpoint."""
+    endpoint.state.add(Fault("status", status=429, retry_after="9" * digits))
+    waits = Waits()
+    with pytest.raises(ModelError) as info:
+        make(endpoint.url, waits).embed_documents(TEXTS)
+    assert str(info.value) == (
+        f"embedding endpoint {endpoint.url}: HTTP 429 with header Retry-After: {'9' * 40}..., a wait of "
+        "more than the 60 s GrooveSeek waits; not retried"
+    )
+    assert waits == []
 
 
 # --- decided by the status, whatever the body does -------------------------------------------------
@@ -162,6 +190,7 @@ def test_connection_refused_is_retried_then_named(endpoint):
         (Fault("duplicate_index"), "index 0 appears twice"),
         (Fault("missing_index"), "has index 3, outside 0..2"),
         (Fault("nan"), "holds a value that is not finite"),
+        (Fault("huge_int"), "the embedding with index 0 holds a number too large for a float"),
         (Fault("zero"), "the embedding with index 2 is all zeros"),
         (Fault("wrong_dimension"), f"has {DIM - 1} values, not [embedding].dimension = {DIM}"),
     ],
@@ -237,7 +266,7 @@ def test_errors_never_carry_the_body_but_the_log_may(endpoint, caplog):
     endpoint.state.add(Fault("status", status=418))
     with caplog.at_level(logging.DEBUG, logger="grooveseek.openai"), pytest.raises(ModelError) as info:
         make(endpoint.url).embed_documents(TEXTS)
-    assert str(info.value) == "embedding endpoint returned HTTP 418"
+    assert str(info.value) == f"embedding endpoint {endpoint.url} returned HTTP 418"
     assert "SERVER-BODY-SECRET" in caplog.text  # the debug log carries a bounded snippet
 
 

@@ -138,7 +138,8 @@ def test_a_failing_probe_stops_a_forced_run_before_anything_changes(kb, endpoint
     result = kb.run("index", "--force")
     assert result.exit_code == 1
     assert (
-        "forced rebuild stopped before the index was modified: embedding endpoint refused the request "
+        f"forced rebuild stopped before the index was modified: embedding endpoint {endpoint.url} refused "
+        "the request "
         "(HTTP 401)"
     ) in result.output
     assert kb.rows() == before
@@ -149,12 +150,14 @@ def test_a_failing_probe_stops_a_forced_run_before_anything_changes(kb, endpoint
     ("fault", "cause"),
     [
         (Fault("nan", marker="saved"), "holds a value that is not finite"),
+        (Fault("huge_int", marker="saved"), "holds a number too large for a float"),
+        (Fault("status", status=429, retry_after="9" * 400, marker="saved"), "Retry-After: 9999"),
         (Fault("wrong_dimension", marker="saved"), "not [embedding].dimension = 384"),
         (Fault("redirect", marker="saved"), "redirects are not followed"),
         (Fault("status", status=401, marker="saved"), "HTTP 401"),
         (Fault("truncate", marker="saved"), "the body broke off"),
     ],
-    ids=lambda v: v.kind if isinstance(v, Fault) else "",
+    ids=lambda v: f"{v.kind}{v.status or ''}" if isinstance(v, Fault) else "",
 )
 def test_a_stopped_run_leaves_the_index_unchanged(kb, endpoint, fault, cause):
     assert kb.run("index").exit_code == 0
@@ -164,6 +167,8 @@ def test_a_stopped_run_leaves_the_index_unchanged(kb, endpoint, fault, cause):
     result = kb.run("index")
     assert result.exit_code == 1
     assert cause in result.output and "Traceback" not in result.output
+    assert f"embedding endpoint {endpoint.url}" in result.output  # the endpoint is blamed, no note
+    assert "gamma.md" not in result.output
     assert "SERVER-BODY-SECRET" not in result.output
     assert kb.rows() == before
 

@@ -36,7 +36,7 @@ def test_search_failure_names_the_status_only(service, endpoint):
     assert run_tool(service, "search", {"query": "pip install"})["results"]
     endpoint.state.add(Fault("status", status=503))
     answer = run_tool(service, "search", {"query": "reciprocal rank fusion"})
-    assert answer == {"error": "Failed to embed query: embedding endpoint: HTTP 503"}
+    assert answer == {"error": f"Failed to embed query: embedding endpoint {endpoint.url}: HTTP 503"}
 
 
 def test_forced_rebuild_with_a_refused_file_adds_an_error_beside_the_counters(service, endpoint):

@@ -59,18 +59,20 @@ def test_a_retried_failure_then_success(endpoint, minilm):
 @pytest.mark.parametrize(
     ("fault", "cause"),
     [
-        (Fault("status", status=400), "rerank failed: rerank endpoint rejected the input (HTTP 400)"),
-        (Fault("status", status=401), "rerank failed: rerank endpoint refused the request (HTTP 401)"),
+        (Fault("status", status=400), "rerank failed: rerank endpoint {url} rejected the input (HTTP 400)"),
+        (Fault("status", status=401), "rerank failed: rerank endpoint {url} refused the request (HTTP 401)"),
         (Fault("nan"), "the score for index 0 is not a finite number"),
+        (Fault("huge_int"), "rerank endpoint {url} returned an unusable body: the score for index 0 is not"),
         (Fault("wrong_count"), "the body has 4 scores for 5 documents"),
     ],
-    ids=["400", "401", "nan", "count"],
+    ids=["400", "401", "nan", "huge_int", "count"],
 )
 def test_failures_fail_the_search_naming_the_cause(endpoint, fault, cause):
     endpoint.state.add(fault)
     with pytest.raises(RerankError) as info:
         reranker(endpoint.rerank_url).score(QUERY, PASSAGES)
-    assert cause in str(info.value) and "SERVER-BODY-SECRET" not in str(info.value)
+    assert cause.format(url=endpoint.rerank_url) in str(info.value)
+    assert "SERVER-BODY-SECRET" not in str(info.value)
 
 
 def test_search_reranks_through_a_reranker_table(tmp_path, endpoint, monkeypatch, write_config):

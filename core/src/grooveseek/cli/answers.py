@@ -110,11 +110,14 @@ def in_process_search(
 ) -> str:
     """The one-shot path: open the index, search, close."""
     from ..search.pipeline import run_search
+    from ..search.queryvectors import ModelQueries
+
+    queries = ModelQueries(embedder)
 
     def run(request: SearchRequest) -> SearchResponse:
         store = open_store()
         try:
-            return run_search(store, embedder, request, reranker=reranker)
+            return run_search(store, queries, request, reranker=reranker)
         finally:
             store.close()
 

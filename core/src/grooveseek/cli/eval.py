@@ -29,6 +29,7 @@ from ..eval.report import render_json, render_text
 from ..eval.runner import effective_limit, normalize_k_values, run_eval
 from ..index.guard import open_for_search
 from ..search.pipeline import run_search
+from ..search.queryvectors import CachedQueries, ModelQueries
 from ..search.request import MAX_LIMIT, clamp_limit, resolve_request
 from ..types import Hit, SearchFilters
 from .options import (
@@ -118,10 +119,12 @@ def _run(
             languages=app.embedder.languages,
         )
 
+        queries = CachedQueries(ModelQueries(app.embedder))  # a repeated golden query embeds once
+
         def search(query: str, n: int) -> tuple[Hit, ...]:
             # R10.4: no filters (the quality filter is off too); the reranker only from --reranker.
             request = attrs.evolve(base, query=query, limit=clamp_limit(n))
-            results = run_search(store, app.embedder, request, reranker=app.reranker).results
+            results = run_search(store, queries, request, reranker=app.reranker).results
             if explains is not None:
                 explains.append(collect(results))  # run_eval runs the golden queries in order
             return results

@@ -1,34 +1,27 @@
 """``groove tune``: can ``[search.fusion]`` move retrieval on this KB? (SPEC §8.9, §10.6).
 
-Every grid condition runs the golden queries through the production pipeline (``run_search``) with
-no reranker, MMR, parent retriever or filters. The 384 conditions share most of their work: the
-query embedding, the vector leg and the hit rows never depend on the fusion settings, and the
-full-text legs depend only on the bm25 weights. A memo in front of the store and the embedder
-makes each distinct read happen once, so tune costs about 64 full-text queries per golden query,
-not 384 searches. It applies nothing: it prints a verdict and, when adopting, a snippet.
+A thin command: the grid's searches are ``eval/grid.py``'s (through the production pipeline, each
+query embedded once, each store read made once), the decision is ``eval/tune.py``'s. It applies
+nothing: it prints a verdict and, when adopting, a snippet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 import click
-import numpy as np
 
 from ..app import build_app
 from ..console import echo_err
-from ..eval.golden import GoldenQuery, GoldenSet
+from ..eval.golden import GoldenQuery
 from ..eval.goldenfile import golden_path, load_golden
-from ..eval.runner import effective_limit, normalize_k_values, run_eval
-from ..eval.tune import DEFAULT_CONDITION, GRID, Condition, TuneVerdict, decide, fusion_snippet
+from ..eval.grid import candidates, memoised, score_grid
+from ..eval.runner import effective_limit, normalize_k_values
+from ..eval.tune import DEFAULT_CONDITION, GRID, TuneVerdict, decide, fusion_snippet
 from ..index.guard import open_for_search
-from ..interfaces import Embedder
-from ..search.pipeline import run_search
-from ..search.query import compile_query
-from ..search.request import FusionSettings, SearchRequest, clamp_limit
-from ..types import SearchFilters
+from ..search.queryvectors import CachedQueries, ModelQueries
 from .eval import _k_values
 from .options import (
     config_option,
@@ -47,104 +40,6 @@ ZERO_N = (
     "change any ranking (vector-only queries). Use verbatim queries: proper nouns, API and command "
     "names, error codes; avoid queries under 3 characters."
 )
-
-
-def _key(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return (value.shape, value.tobytes())
-    if isinstance(value, list | tuple):
-        return tuple(_key(v) for v in value)
-    if isinstance(value, set | frozenset):
-        return frozenset(value)
-    try:
-        hash(value)
-    except TypeError:  # e.g. SearchFilters holds dicts; its repr is complete and deterministic
-        return (type(value).__name__, repr(value))
-    return value
-
-
-class _Memo:
-    """Memoises every method call of a read-only object (the store during tune)."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._cache: dict[Any, Any] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._inner, name)
-        if not callable(attr):
-            return attr
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            key = (name, _key(args), _key(tuple(sorted(kwargs.items()))))
-            if key not in self._cache:
-                self._cache[key] = attr(*args, **kwargs)
-            return self._cache[key]
-
-        return call
-
-
-class _QueryCache(Embedder):
-    """The run's embedder with each query text embedded once."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.id, self.identity, self.dimension = inner.id, inner.identity, inner.dimension
-        self._cache: dict[str, np.ndarray] = {}
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        if text not in self._cache:
-            self._cache[text] = self.inner.embed_query(text)
-        return self._cache[text]
-
-
-def _candidates(store: Any, query: str) -> int:
-    """R10.24: full-text candidates of the positive expression, minus the excluded rows."""
-    compiled = compile_query(query)
-    if compiled.expression is None:
-        return 0
-    rows = store.fts_rowids(compiled.expression)
-    if compiled.negative_expression:
-        rows = rows - store.fts_rowids(compiled.negative_expression)
-    return len(rows)
-
-
-def _fusion(c: Condition) -> FusionSettings:
-    return FusionSettings(
-        rrf_k=c.rrf_k, heading_weight=c.heading, context_weight=c.context, content_weight=c.content
-    )
-
-
-def _score_grid(
-    store: Any,
-    embedder: Embedder,
-    golden: GoldenSet,
-    ks: tuple[int, ...],
-    limit: int,
-    progress: Callable[[int], None],
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """nDCG@5 and the secondary metrics for every condition (rows) and query (columns)."""
-    n = len(golden.queries)
-    primary = np.zeros((len(GRID), n))
-    secondary = {f"recall@{k}": np.zeros((len(GRID), n)) for k in ks} | {"MRR": np.zeros((len(GRID), n))}
-    for i, condition in enumerate(GRID):
-        base = SearchRequest(query="", limit=limit, filters=SearchFilters(), fusion=_fusion(condition))
-
-        def search(query: str, k: int, base: SearchRequest = base) -> Any:
-            request = attrs.evolve(base, query=query, limit=clamp_limit(k))
-            return run_search(store, embedder, request).results
-
-        run = run_eval(golden, search, k_values=ks, limit=limit, fingerprint={}, corpus={})
-        for j, result in enumerate(run.per_query):
-            primary[i, j] = result.metrics.ndcg_at_k[5]
-            secondary["MRR"][i, j] = result.metrics.reciprocal_rank
-            for k in ks:
-                secondary[f"recall@{k}"][i, j] = result.metrics.recall_at_k[k]
-        progress(i + 1)
-    return primary, secondary
 
 
 def _report(verdict: TuneVerdict, effective: Sequence[GoldenQuery], n_total: int) -> dict[str, Any]:
@@ -227,8 +122,8 @@ def tune_command(
     golden_set = load_golden(golden_path(golden, app.config.eval.golden, app.kb), app.kb)
     raw = open_for_search(app.db, app.kb, app.embedder, app.model_choice)
     try:
-        store = _Memo(raw)
-        effective = tuple(q for q in golden_set.queries if _candidates(store, q.query) >= 2)
+        store = memoised(raw)
+        effective = tuple(q for q in golden_set.queries if candidates(store, q.query) >= 2)
         if not effective:
             echo_err(ZERO_N)
             ctx.exit(2)
@@ -248,7 +143,8 @@ def tune_command(
             if done % 64 == 0:
                 echo_err(f"tune: {done} of {len(GRID)} conditions")
 
-        primary, secondary = _score_grid(store, _QueryCache(app.embedder), subset, ks, run_limit, progress)
+        queries = CachedQueries(ModelQueries(app.embedder))
+        primary, secondary = score_grid(store, queries, subset, ks, run_limit, progress)
     finally:
         raw.close()
     report = _report(decide(primary, secondary), effective, len(golden_set.queries))

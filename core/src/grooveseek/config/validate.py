@@ -34,6 +34,7 @@ from .resolve import empty_id_cause
 
 MIN_CODE_CHUNK_CHARS = 30  # the smallest piece the code chunker keeps on its own (R1.16)
 MAX_PARENT_TOKENS = 8192  # BGE-M3 context window (R1.25)
+MAX_DIMENSION = 8192  # sqlite-vec refuses a longer vector column (its SQLITE_VEC_VEC0_MAX_DIMENSIONS)
 TRANSPORT_KINDS = ("stdio", "http")
 PROVIDERS = ("fastembed", "openai-compatible")
 # R1.27: the keys that only mean something for an HTTP endpoint.
@@ -275,6 +276,14 @@ def _check_endpoint_url(endpoint: str, f: Findings, section: str = "embedding") 
         if section == "embedding"
         else "http://127.0.0.1:8080/v1/rerank"
     )
+    if any(ord(c) < 0x21 or ord(c) == 0x7F for c in endpoint):
+        # urlsplit silently drops CR, LF and tab, so the URL passed here and failed in the client.
+        # Not echoed: the rest of the line may be a secret.
+        f.errors.append(
+            f"[{section}].endpoint contains a space or a control character (a line break, a tab); "
+            f'write the URL on one line without spaces, e.g. "{example}"'
+        )
+        return
     try:
         url = urlsplit(endpoint)
         has_credentials = url.username is not None or url.password is not None
@@ -322,8 +331,11 @@ def _check_reranker_table(cfg: GrooveConfig, f: Findings) -> None:
 
 
 def _check_embedding_numbers(emb: EmbeddingConfig, f: Findings) -> None:
-    if emb.dimension is not None:
-        _at_least(f, "[embedding].dimension", emb.dimension, 1)
+    if emb.dimension is not None and not 1 <= emb.dimension <= MAX_DIMENSION:
+        f.errors.append(
+            f"[embedding].dimension must be in 1..={MAX_DIMENSION} (the most sqlite-vec stores per "
+            f"vector), got {emb.dimension}; write the dimension of the vectors the endpoint returns"
+        )
     _at_least(f, "[embedding].timeout_seconds", emb.timeout_seconds, 1)
     _at_least(f, "[embedding].max_input_chars", emb.max_input_chars, 1)
     if not 0 <= emb.max_retries <= 10:

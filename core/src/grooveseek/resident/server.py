@@ -2,8 +2,11 @@
 
 One accept thread; each connection is answered on its own thread through the ``KBService`` (its
 read pool, its loaded model, its FIFO model gate), so a resident search is one more caller like an
-MCP client. The answer is computed by ``cli/answers.py``, the code the in-process command runs,
-from the client's own flags and the config the server loaded (before ``serve``'s own overrides).
+MCP client. At most ``MAX_CONNECTIONS`` are answered at once; one more is told "busy" and hung up
+on (its client runs the command in-process), and each request must arrive whole, within
+``sock.MAX_REQUEST_BYTES`` and ``sock.REQUEST_TIMEOUT_S`` (issue 21). The answer is computed by
+``cli/answers.py``, the code the in-process command runs, from the client's own flags and the
+config the server loaded (before ``serve``'s own overrides).
 
 The server declines, and the client runs in-process, whenever the answer might differ: another
 config file, KB folder or index, other ``--model`` / ``--reranker`` flags than ``serve`` got, or
@@ -26,6 +29,11 @@ from ..service import KBService, ServiceClosed
 from . import sock
 
 log = logging.getLogger("grooveseek.resident")
+# Connections answered at once: one-shot commands of one user; beyond this the client runs in-process.
+MAX_CONNECTIONS = 16
+# Writing an answer to a client that stopped reading: give up, as for a slow request.
+SEND_TIMEOUT_S = 30.0
+BUSY = {"status": "declined", "reason": "the server is answering as many one-shot commands as it takes"}
 
 
 def _config_stamp(path: str | Path | None) -> tuple[int, int] | None:
@@ -41,7 +49,16 @@ def _config_stamp(path: str | Path | None) -> tuple[int, int] | None:
 class ResidentServer:
     """Listen on ``<index>.sock`` while ``serve`` runs; ``close()`` removes the socket file."""
 
-    def __init__(self, service: KBService, app: App, *, model: str | None, reranker: str | None) -> None:
+    def __init__(
+        self,
+        service: KBService,
+        app: App,
+        *,
+        model: str | None,
+        reranker: str | None,
+        max_connections: int = MAX_CONNECTIONS,
+        request_timeout: float = sock.REQUEST_TIMEOUT_S,
+    ) -> None:
         self.service = service
         self.app = app  # as the CLI would build it: serve's --rerank-by-default etc. not applied
         self.flags = (model, reranker)
@@ -50,6 +67,9 @@ class ResidentServer:
         self._listener: socket.socket | None = None
         self._identity: tuple[int, int, int] | None = None
         self._thread: threading.Thread | None = None
+        self._cap = max_connections
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._request_timeout = request_timeout
 
     def start(self) -> str | None:
         """Bind and start answering; on a path that must not be used, a warning to print instead."""
@@ -82,20 +102,38 @@ class ResidentServer:
                 conn, _ = listener.accept()
             except OSError:
                 return  # closed
+            if not self._slots.acquire(blocking=False):
+                self._refuse_busy(conn)
+                continue
             threading.Thread(
                 target=self._handle, args=(conn,), name="groove-resident-call", daemon=True
             ).start()
 
-    def _handle(self, conn: socket.socket) -> None:
+    def _refuse_busy(self, conn: socket.socket) -> None:
+        """Over the cap: one short line, never a wait on this client (the accept thread sends it)."""
         with conn:
             try:
+                if sock.same_user(conn):
+                    conn.setblocking(False)
+                    sock.send_message(conn, BUSY)  # a few dozen bytes: fits the empty socket buffer
+            except OSError:
+                pass
+        log.debug("resident connection refused: %d already being answered", self._cap)
+
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            with conn:
                 if not sock.same_user(conn):
                     log.warning("refused a resident connection from another user")
                     return
-                request = sock.read_message(conn)
-                sock.send_message(conn, self.answer(request))
-            except OSError as exc:  # the client went away; nothing to tell anyone
-                log.debug("resident call dropped: %s", exc)
+                request = sock.read_message(conn, sock.MAX_REQUEST_BYTES, self._request_timeout)
+                reply = self.answer(request)
+                conn.settimeout(SEND_TIMEOUT_S)
+                sock.send_message(conn, reply)
+        except OSError as exc:  # gone, too large, too slow, not JSON: nothing to tell anyone
+            log.debug("resident call dropped: %s", exc)
+        finally:
+            self._slots.release()
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """The reply to one request: ok (stdout + stderr lines), error (exit 1), or declined."""

@@ -11,7 +11,11 @@ and loading the model (issue 16). Only the user who runs the server may talk to 
 - each side reads the other's credentials (``SO_PEERCRED`` on Linux) and hangs up on another uid.
 
 One request per connection: a JSON object on one line, answered by a JSON object on one line.
-This module imports only the standard library: the client runs it before anything heavy.
+A request is small (flags and a query of at most 1 KiB), so the server reads at most
+``MAX_REQUEST_BYTES`` of it within ``REQUEST_TIMEOUT_S`` in all (issue 21: a connection could
+buffer 64 MiB and wait forever); an answer may be large (``--full`` hits) and is read by the
+client up to ``MAX_MESSAGE_BYTES``. This module imports only the standard library: the client
+runs it before anything heavy.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import os
 import socket
 import stat
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +35,9 @@ SUFFIX = ".sock"
 PROTOCOL = 1
 # sun_path is 108 bytes on Linux, 104 on macOS; a longer path cannot be bound or connected to.
 MAX_PATH_BYTES = 103
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # an answer, read by the client
+MAX_REQUEST_BYTES = 64 * 1024  # a request, read by the server: flags and a query of <= 1 KiB
+REQUEST_TIMEOUT_S = 10.0  # the whole request, not each read: a trickle of bytes does not extend it
 
 
 class SocketRefused(Exception):
@@ -142,25 +149,35 @@ def send_message(conn: socket.socket, value: dict[str, Any]) -> None:
     conn.sendall(json.dumps(value, ensure_ascii=False).encode("utf-8") + b"\n")
 
 
-def read_message(conn: socket.socket) -> dict[str, Any]:
-    """One JSON object terminated by a newline.
+def read_message(
+    conn: socket.socket, limit: int = MAX_MESSAGE_BYTES, timeout: float | None = None
+) -> dict[str, Any]:
+    """One JSON object terminated by a newline, of at most ``limit`` bytes, read within ``timeout``
+    seconds in all (None: each read waits as long as the socket's own timeout allows).
 
     Raises:
         ConnectionError: the peer hung up first, or sent something too large or not an object.
+        TimeoutError: the whole message did not arrive within ``timeout``.
     """
+    deadline = None if timeout is None else time.monotonic() + timeout
     parts: list[bytes] = []
     size = 0
     while True:
-        chunk = conn.recv(65536)
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no whole message within {timeout:g} s")
+            conn.settimeout(left)
+        chunk = conn.recv(min(65536, limit + 1 - size))
         if not chunk:
             raise ConnectionError("the peer closed the connection before a whole message")
         end = chunk.find(b"\n")
         parts.append(chunk if end < 0 else chunk[:end])
-        size += len(chunk)
+        size += len(chunk) if end < 0 else end
+        if size > limit:
+            raise ConnectionError(f"message larger than {limit} bytes")
         if end >= 0:
             break
-        if size > MAX_MESSAGE_BYTES:
-            raise ConnectionError("message too large")
     try:
         value = json.loads(b"".join(parts).decode("utf-8"))
     except ValueError as exc:

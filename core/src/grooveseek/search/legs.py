@@ -9,9 +9,9 @@ from __future__ import annotations
 import attrs
 
 from ..cjk import query_bigrams
-from ..interfaces import Embedder
 from ..store.interface import IndexStore
 from .query import CompiledQuery
+from .queryvectors import QueryVectors
 from .request import SearchRequest
 
 MAX_KNN = 4096
@@ -45,7 +45,7 @@ def excluded_ids(store: IndexStore, compiled: CompiledQuery) -> set[int]:
 
 def vector_leg(
     store: IndexStore,
-    embedder: Embedder,
+    queries: QueryVectors,
     compiled: CompiledQuery,
     n: int,
     req: SearchRequest,
@@ -57,7 +57,7 @@ def vector_leg(
     # so counting it as a filter would fetch ten times the neighbours for nothing (issue 16).
     quality = req.filters.min_quality
     filtered = attrs.evolve(req.filters, min_quality=0.0).active or bool(excluded)
-    vector = embedder.embed_query(compiled.positive_text)
+    vector = queries.vector(compiled.positive_text)
     candidates = store.knn(vector, min(fetch_size(n, filtered), MAX_KNN), quality)
     if filtered:
         passing = store.passing_chunk_ids([cid for cid, _ in candidates], req.filters)

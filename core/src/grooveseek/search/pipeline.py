@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from ..interfaces import Embedder, Reranker
+from ..interfaces import Reranker
 from ..store.interface import IndexStore
 from ..store.records import HitRow
 from ..types import Hit, SearchResponse
@@ -21,6 +21,7 @@ from .legs import LegResult, cjk_leg, excluded_ids, fts_leg, vector_leg
 from .mmr import mmr_select
 from .parent import expand
 from .query import CompiledQuery, compile_query
+from .queryvectors import QueryVectors
 from .request import SearchRequest
 from .rerank import rerank
 from .spans import match_spans, span_terms
@@ -103,9 +104,14 @@ def _explain(
 
 
 def run_search(
-    store: IndexStore, embedder: Embedder, req: SearchRequest, *, reranker: Reranker | None = None
+    store: IndexStore, queries: QueryVectors, req: SearchRequest, *, reranker: Reranker | None = None
 ) -> SearchResponse:
-    """Run the whole pipeline for one request and return the R6.52 wrapper."""
+    """Run the whole pipeline for one request and return the R6.52 wrapper.
+
+    ``queries`` gives the query vector and the languages fusion weighs the vector leg by; every
+    surface passes one (``ModelQueries`` over the embedder, or ``CachedQueries`` holding vectors
+    computed beforehand), so the same query ranks identically wherever it is asked.
+    """
     validate_filters(req.filters)  # R6.30: every surface is bound, not only the MCP boundary
     require_declared_fields(store, req.filters)
     compiled = compile_query(req.query)
@@ -114,12 +120,12 @@ def run_search(
     excluded = excluded_ids(store, compiled)
     legs = [
         fts_leg(store, compiled, fetch, req),
-        vector_leg(store, embedder, compiled, fetch, req, excluded),
+        vector_leg(store, queries, compiled, fetch, req, excluded),
         cjk_leg(store, compiled, fetch, req, excluded),
     ]
     weights = leg_weights(
         req.fusion.explicit_leg_weights,
-        getattr(embedder, "languages", ("en",)),
+        queries.languages,
         compiled.positive_text,
         lexical_hits=any(leg.ids for leg in legs if leg.name != "vector"),
     )

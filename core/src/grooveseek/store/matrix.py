@@ -154,14 +154,14 @@ def _load_rows(conn: apsw.Connection, dimension: int) -> VectorMatrix:
     return VectorMatrix(ids=ids, vectors=vectors, quality=quality)
 
 
-def _mapped_or_loaded(conn: apsw.Connection, db_path: str, generation: str, dimension: int) -> VectorMatrix:
-    """The sidecar's mapping when it holds this generation (``sidecar.py``), else the SQLite rows,
+def _read_or_loaded(conn: apsw.Connection, db_path: str, generation: str, dimension: int) -> VectorMatrix:
+    """The sidecar's copy when it holds this generation (``sidecar.py``), else the SQLite rows,
     which are then written to the sidecar for the next process."""
     from .sidecar import read_vectors, write_vectors
 
-    mapped = read_vectors(db_path, generation, dimension)
-    if mapped is not None:
-        return VectorMatrix(ids=mapped[0], vectors=mapped[1], quality=mapped[2])
+    copied = read_vectors(db_path, generation, dimension)
+    if copied is not None:
+        return VectorMatrix(ids=copied[0], vectors=copied[1], quality=copied[2])
     built = _load(conn, dimension)
     write_vectors(db_path, generation, (built.ids, built.vectors, built.quality))
     return built
@@ -180,7 +180,7 @@ def matrix_for(conn: apsw.Connection, db_path: str, dimension: int) -> VectorMat
         if cached is not None:
             _CACHE.move_to_end(key)
             return cached
-    built = _mapped_or_loaded(conn, db_path, key[1], dimension)
+    built = _read_or_loaded(conn, db_path, key[1], dimension)
     with _LOCK:
         _CACHE[key] = built
         while len(_CACHE) > _KEEP:

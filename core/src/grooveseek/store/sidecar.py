@@ -1,6 +1,6 @@
-"""The vector sidecar ``<index>.vectors``: one snapshot's vector matrix as a memory-mappable file
-(issue 16), so a one-shot ``groove search`` maps the vectors instead of reading every blob out of
-``vec_chunks`` (most of the matrix build at 10k chunks).
+"""The vector sidecar ``<index>.vectors``: one snapshot's vector matrix as one flat file (issue 16),
+so a one-shot ``groove search`` reads the vectors in one sequential read instead of every blob out
+of ``vec_chunks`` (most of the matrix build at 10k chunks).
 
 The file is a cache of the SQLite rows, never a source of truth. Its header names the
 ``vectors_generation`` token of the snapshot it was written from (``matrix.py``) and the dimension;
@@ -14,18 +14,25 @@ from SQLite and replaces the file. Layout, little-endian::
     64     ids int64[n] | quality float32[n] | padding to 8 bytes | vectors float32[n * dimension]
 
 The file is written to a temporary name and renamed over the old one, so a reader never sees a
-half-written file and a mapping already open keeps the old inode. It is created owner-only
-(0600), opened with ``O_NOFOLLOW`` (a symbolic link in its place is never followed; it is
-replaced), and a file that is not a regular file owned by this user, or that is writable by
-others, is ignored. A file whose header or size does not match is ignored and rewritten. Bytes
-damaged inside the vector block cannot be detected without a checksum over the whole matrix, which
-would cost what the file saves; the file is only ever written by the rename above.
+half-written file. It is created owner-only (0600), opened with ``O_NOFOLLOW`` (a symbolic link in
+its place is never followed; it is replaced), and a file that is not a regular file owned by this
+user, or that is writable by others, is ignored. A file whose header or size does not match is
+ignored and rewritten.
+
+A reader copies the file into its own memory with ``read`` and never maps it (issue 21): a mapping
+of a file that someone truncates in place (``truncate``, a ``cp`` over it, a backup restore) raises
+SIGBUS on the next touch of a page past the new end, which killed ``groove serve``, and a shared
+mapping silently showed another index's vectors after a ``cp``. A read that comes up short is a
+file that shrank meanwhile; the file's identity (inode, size, mtime, ctime) must be the same after
+the copy as before it, or the copy is dropped and the matrix is built from SQLite. Bytes damaged
+inside the vector block by an in-place write that keeps the size and the timestamps cannot be
+detected without a checksum over the whole matrix, which would cost about what the file saves
+(8 ms per 15 MB on this machine); the file is only ever written by the rename above.
 """
 
 from __future__ import annotations
 
 import logging
-import mmap
 import os
 import stat
 import struct
@@ -77,10 +84,27 @@ def _trusted(st: os.stat_result) -> bool:
     return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
 
 
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _read_exactly(fd: int, size: int) -> np.ndarray | None:
+    """The first ``size`` bytes of ``fd`` in private memory, or None when the file ends sooner."""
+    buffer = np.empty(size, dtype=np.uint8)
+    view = buffer.data  # a writable memoryview of the uninitialised array (no page is touched yet)
+    got = 0
+    while got < size:
+        n = os.preadv(fd, [view[got:]], got)
+        if n <= 0:
+            return None
+        got += n
+    return buffer
+
+
 def read_vectors(db_path: str | os.PathLike[str], generation: str, dimension: int) -> Arrays | None:
-    """The matrix of snapshot ``generation`` mapped from the sidecar, or None when there is no
+    """The matrix of snapshot ``generation`` copied from the sidecar, or None when there is no
     usable file for it (missing, another generation or dimension, truncated, damaged header, a
-    link, not ours). The arrays are read-only views of a private read-only mapping."""
+    link, not ours, changed while it was read). The arrays are views of one private buffer."""
     if not hasattr(os, "O_NOFOLLOW") or not hasattr(os, "geteuid"):
         return None
     path = sidecar_path(db_path)
@@ -92,25 +116,34 @@ def read_vectors(db_path: str | os.PathLike[str], generation: str, dimension: in
         st = os.fstat(fd)
         if not _trusted(st) or st.st_size < HEADER_SIZE:
             return None
-        header = os.pread(fd, HEADER_SIZE, 0)
-        magic, dim, _, count, token, _ = _HEADER.unpack(header)
-        if magic != MAGIC or dim != dimension or token.rstrip(b"\0") != generation.encode("ascii"):
+        count = _header_count(os.pread(fd, HEADER_SIZE, 0), generation, dimension)
+        if count is None or st.st_size != _layout(count, dimension)[2]:
             return None
-        quality_at, vectors_at, size = _layout(count, dim)
-        if st.st_size != size:
+        data = _read_exactly(fd, st.st_size)
+        # The header is checked again on the copy: the file may have been rewritten in between.
+        if data is None or _identity(os.fstat(fd)) != _identity(st):
             return None
-        mapped = mmap.mmap(
-            fd, size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0), prot=mmap.PROT_READ
-        )
+        if _header_count(data[:HEADER_SIZE].tobytes(), generation, dimension) != count:
+            return None
     except (OSError, ValueError, struct.error, UnicodeError) as exc:
         log.debug("vector sidecar %s not used: %s", path, exc)
         return None
     finally:
-        os.close(fd)  # the mapping holds its own reference to the file
-    ids = np.frombuffer(mapped, dtype="<i8", count=count, offset=HEADER_SIZE)
-    quality = np.frombuffer(mapped, dtype="<f4", count=count, offset=quality_at)
-    vectors = np.frombuffer(mapped, dtype="<f4", count=count * dim, offset=vectors_at).reshape(count, dim)
-    return ids, vectors, quality
+        os.close(fd)
+    data.flags.writeable = False  # the matrix is shared by every search of this generation
+    quality_at, vectors_at, _ = _layout(count, dimension)
+    ids = np.frombuffer(data, dtype="<i8", count=count, offset=HEADER_SIZE)
+    quality = np.frombuffer(data, dtype="<f4", count=count, offset=quality_at)
+    vectors = np.frombuffer(data, dtype="<f4", count=count * dimension, offset=vectors_at)
+    return ids, vectors.reshape(count, dimension), quality
+
+
+def _header_count(header: bytes, generation: str, dimension: int) -> int | None:
+    """The row count a header declares when it is ours for ``generation`` and ``dimension``."""
+    magic, dim, _, count, token, _ = _HEADER.unpack(header)
+    if magic != MAGIC or dim != dimension or token.rstrip(b"\0") != generation.encode("ascii"):
+        return None
+    return int(count)
 
 
 def write_vectors(db_path: str | os.PathLike[str], generation: str, arrays: Arrays) -> bool:

@@ -10,8 +10,10 @@ Everything that can go wrong ends as one of three outcomes:
 - a retry: HTTP 429, 5xx, or a timeout or connection failure before the status line arrived.
 
 Once a status line has arrived the status decides, whatever happens to the body afterwards. Error
-messages carry the status or the kind of failure, never the response body or the URL (R5.19); a
-log line may carry up to 512 bytes of a failed response's body, escaped to ASCII.
+messages name the endpoint by its URL without credentials (scheme, host, port and path: no user
+or password, query or fragment; issue 21) and carry the status, the kind of failure or the header
+value at fault, never the response body or the transport error's own text (R5.19); a log line may
+carry up to 512 bytes of a failed response's body, escaped to ASCII.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ import email.utils
 import ipaddress
 import json
 import logging
+import math
 import random
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 import httpx
@@ -35,6 +38,7 @@ from grooveseek.errors import ModelError
 log = logging.getLogger("grooveseek.openai")
 
 MAX_RETRY_AFTER = 60.0  # R5.15: a longer Retry-After fails the batch at once
+SHOWN_HEADER_CHARS = 40  # of a Retry-After value quoted in an error
 MAX_BACKOFF = 60.0
 LOGGED_BODY_BYTES = 512  # R5.19
 # Connections kept per endpoint: enough for one query per core plus the indexer's batch; a caller
@@ -83,6 +87,18 @@ class EndpointSettings:
             host = f"[{host}]"
         return f"{host}:{parts.port}" if parts.port else host
 
+    @property
+    def shown_url(self) -> str:
+        """The URL without credentials: no user:password, query or fragment (a key may hide there)."""
+        parts = urlsplit(self.url)
+        shown = urlunsplit((parts.scheme, self.host, parts.path, "", ""))
+        return shown.encode("ascii", "backslashreplace").decode("ascii")
+
+    @property
+    def subject(self) -> str:
+        """``embedding endpoint http://host:port/path``: who every error is about."""
+        return f"{self.what} {self.shown_url}"
+
 
 def is_loopback(url: str) -> bool:
     """True for localhost and loopback addresses: such requests bypass proxy settings (R5.11)."""
@@ -108,17 +124,26 @@ def backoff(failed_attempts: int, rand: Callable[[], float]) -> float:
 
 
 def retry_after_seconds(value: str, now: float) -> float | None:
-    """Parse a Retry-After header: delta-seconds or an HTTP date; None when it is neither."""
+    """Parse a Retry-After header: delta-seconds or an HTTP date; None when it is neither. A number
+    too long to be a wait anyone means is infinite (``int`` of 5,000 digits raises, and ``float``
+    of 400 overflows)."""
     value = value.strip()
     if value.isascii() and value.isdigit():
-        return float(int(value))
+        return float(int(value)) if len(value) <= 15 else math.inf
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        if when is None or when.tzinfo is None:
+            return None
+        return max(0.0, when.timestamp() - now)
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    if when is None or when.tzinfo is None:
-        return None
-    return max(0.0, when.timestamp() - now)
+
+
+def shown_header(value: str) -> str:
+    """A header value for an error message: ASCII, at most ``SHOWN_HEADER_CHARS`` characters."""
+    value = value.strip()
+    cut = value[:SHOWN_HEADER_CHARS] + ("..." if len(value) > SHOWN_HEADER_CHARS else "")
+    return cut.encode("ascii", "backslashreplace").decode("ascii")
 
 
 class EndpointClient:
@@ -186,14 +211,14 @@ class EndpointClient:
             except _Retry as retry:
                 if attempts > s.max_retries:
                     if s.max_retries == 0:
-                        raise EndpointError(f"{s.what}: {retry.cause}") from None
+                        raise EndpointError(f"{s.subject}: {retry.cause}") from None
                     raise EndpointError(
-                        f"{s.what}: {retry.cause}; gave up after {attempts} attempts"
+                        f"{s.subject}: {retry.cause}; gave up after {attempts} attempts"
                     ) from None
                 wait = self._wait(retry, attempts)
                 log.warning(
                     "%s: %s; retrying in %.1f s (attempt %d of %d)",
-                    s.what,
+                    s.subject,
                     retry.cause,
                     wait,
                     attempts + 1,
@@ -207,7 +232,8 @@ class EndpointClient:
             if asked is not None:
                 if asked > MAX_RETRY_AFTER:
                     raise EndpointError(
-                        f"{self.settings.what}: {retry.cause} with Retry-After {asked:.0f} s, more than the "
+                        f"{self.settings.subject}: {retry.cause} with header Retry-After: "
+                        f"{shown_header(retry.retry_after)}, a wait of more than the "
                         f"{MAX_RETRY_AFTER:.0f} s GrooveSeek waits; not retried"
                     )
                 return asked
@@ -242,17 +268,17 @@ class EndpointClient:
             raise _Retry(f"HTTP {status}", response.headers.get("retry-after"))
         if 300 <= status < 400:
             raise EndpointError(
-                f"{s.what} answered HTTP {status} (a redirect); redirects are not followed: write the "
+                f"{s.subject} answered HTTP {status} (a redirect); redirects are not followed: write the "
                 f"final URL in {s.url_key}"
             )
         if status in (401, 403):
-            raise EndpointError(f"{s.what} refused the request (HTTP {status}); check {s.key_hint}")
+            raise EndpointError(f"{s.subject} refused the request (HTTP {status}); check {s.key_hint}")
         if status == 404:
             raise EndpointError(
-                f"{s.what} returned HTTP 404; check that {s.url_key} is the full URL of the route and "
+                f"{s.subject} returned HTTP 404; check that {s.url_key} is the full URL of the route and "
                 "that the model name exists on the server"
             )
-        raise EndpointError(f"{s.what} returned HTTP {status}")
+        raise EndpointError(f"{s.subject} returned HTTP {status}")
 
     def _body(self, response: httpx.Response, cap: int, deadline: float, status: int) -> bytes:
         s = self.settings
@@ -263,7 +289,7 @@ class EndpointClient:
                 size += len(piece)
                 if size > cap:
                     raise EndpointError(
-                        f"{s.what} returned HTTP {status} with a body over the {cap}-byte limit for this "
+                        f"{s.subject} returned HTTP {status} with a body over the {cap}-byte limit for this "
                         "request"
                     )
                 parts.append(piece)
@@ -271,12 +297,12 @@ class EndpointClient:
                     raise httpx.ReadTimeout("deadline")
         except httpx.TimeoutException:
             raise EndpointError(
-                f"{s.what} returned HTTP {status} but the body stalled (no end within "
+                f"{s.subject} returned HTTP {status} but the body stalled (no end within "
                 f"{s.timeout_seconds:g} s)"
             ) from None
         except httpx.HTTPError as exc:
             raise EndpointError(
-                f"{s.what} returned HTTP {status} but the body broke off ({type(exc).__name__})"
+                f"{s.subject} returned HTTP {status} but the body broke off ({type(exc).__name__})"
             ) from None
         return b"".join(parts)
 

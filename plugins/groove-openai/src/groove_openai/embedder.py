@@ -118,7 +118,7 @@ class OpenAIEmbedder(Embedder):
         try:
             return read_embeddings(body, len(texts), self.dimension)
         except ValueError as exc:
-            raise EndpointError(f"embedding endpoint returned an unusable body: {exc}") from None
+            raise EndpointError(f"{self.client.settings.subject} returned an unusable body: {exc}") from None
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

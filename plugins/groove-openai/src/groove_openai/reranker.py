@@ -33,6 +33,13 @@ BYTES_ENVELOPE = 65_536
 ECHO_FACTOR = 6
 
 
+def _finite(score: float) -> bool:
+    try:
+        return math.isfinite(score)
+    except OverflowError:  # an integer past float's range: JSON has no limit on digits
+        return False
+
+
 def read_scores(body: bytes, count: int) -> list[float]:
     """One finite score per document, in input order; ValueError names what was wrong."""
     doc = parse_json(body)
@@ -53,7 +60,7 @@ def read_scores(body: bytes, count: int) -> list[float]:
             raise ValueError(f"result {position} has no index in 0..{count - 1}")
         if scores[index] is not None:
             raise ValueError(f"index {index} appears twice (so another is missing)")
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not _finite(score):
             raise ValueError(f"the score for index {index} is not a finite number")
         scores[index] = float(score)
     return [float(s) for s in scores if s is not None]
@@ -129,11 +136,13 @@ class EndpointReranker(Reranker):
         try:
             body = self.client.post_json(payload, cap)
         except Rejected as exc:
-            raise EndpointError(f"rerank endpoint rejected the input (HTTP {exc.status})") from None
+            raise EndpointError(
+                f"{self.client.settings.subject} rejected the input (HTTP {exc.status})"
+            ) from None
         try:
             return read_scores(body, len(texts))
         except ValueError as exc:
-            raise EndpointError(f"rerank endpoint returned an unusable body: {exc}") from None
+            raise EndpointError(f"{self.client.settings.subject} returned an unusable body: {exc}") from None
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         scores: list[float] = []

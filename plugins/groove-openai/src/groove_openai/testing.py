@@ -43,6 +43,7 @@ FAULT_KINDS = (
     "duplicate_index",  # the last entry repeats index 0
     "missing_index",  # the last entry's index is one past the end
     "nan",  # one value NaN
+    "huge_int",  # one value an integer of 400 digits (valid JSON, past float's range)
     "zero",  # one vector all zeros
     "wrong_dimension",  # every vector one value short
     "scaled",  # vectors not unit length (the client must normalise, R5.4)
@@ -115,6 +116,8 @@ def _spoil(data: list[dict[str, Any]], fault: Fault) -> list[dict[str, Any]]:
         return [*data[:-1], {**data[-1], "index": len(data)}]
     if kind == "nan":
         data[0]["embedding"][0] = float("nan")
+    elif kind == "huge_int":
+        data[0]["embedding"][0] = 10**400
     elif kind == "zero":
         data[-1]["embedding"] = [0.0] * len(data[-1]["embedding"])
     elif kind == "wrong_dimension":
@@ -214,8 +217,8 @@ def make_app(
         if rerank is None:
             return JSONResponse({"error": "no reranker"}, status_code=404)
         scores = await run(rerank, payload["query"], list(docs))
-        if fault is not None and fault.kind == "nan":
-            scores[0] = float("nan")
+        if fault is not None and fault.kind in ("nan", "huge_int"):
+            scores[0] = float("nan") if fault.kind == "nan" else 10**400
         ranked = sorted(range(len(docs)), key=lambda i: -scores[i])  # servers answer best first
         if tei:
             results: Any = [{"index": i, "score": scores[i]} for i in ranked]

@@ -58,7 +58,10 @@ def _vector(entry: dict[str, Any], index: int, dimension: int) -> np.ndarray:
             f"the embedding with index {index} has {len(values)} values, not [embedding].dimension = "
             f"{dimension}"
         )
-    vector = np.asarray(values, dtype=np.float64)
+    try:
+        vector = np.asarray(values, dtype=np.float64)
+    except OverflowError:  # an integer past float's range: JSON puts no limit on digits
+        raise ValueError(f"the embedding with index {index} holds a number too large for a float") from None
     if not np.isfinite(vector).all():
         raise ValueError(f"the embedding with index {index} holds a value that is not finite")
     norm = math.sqrt(float(vector @ vector))
