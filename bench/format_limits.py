@@ -9,9 +9,12 @@ docx paragraphs, workbooks spanning huge grids or the whole grid budget, a slide
 elements). Each file is parsed (``Parser.parse``, as ``groove index`` does) in a fresh child
 process, so the figures are that parse's alone, after one tiny warm-up file of the same format
 starts any isolated worker. A row prints the file's size, the outcome (sections, or the start of
-the skip reason), wall seconds, the peak RSS of the parsing process, the peak RSS of its children
-(the pypdf and calamine workers, reaped with the forkserver before the figure is read) and the
-load average beside it. Figures are printed, never asserted.
+the skip reason), wall seconds, the peak RSS of the parsing process (``VmHWM``: ``ru_maxrss``
+would carry the bench's own high-water mark across fork and exec), the peak RSS of its isolated
+child (the pypdf or calamine worker's own high-water mark, reported with its last answer; 0 when
+there is none) and the load average beside it. ``--before DIR`` measures the Office rows again
+with an older ``groove_office`` package (``git archive main plugins/groove-office/src``), one
+row each. Figures are printed, never asserted; Linux only.
 """
 
 from __future__ import annotations
@@ -82,6 +85,11 @@ def _xlsx_budget_grid(pad_kib: int) -> bytes:
     return data
 
 
+def _xlsx_sheets(n: int) -> bytes:
+    """``n`` sheets each spanning 3,900,000 cells (A1 to J390000): each under the old per-sheet cap."""
+    return workbook([f'<row r="1">{cell("A1", "a")}</row><row r="390000">{cell("J390000", "b")}</row>'] * n)
+
+
 def _pptx_slides(n: int) -> bytes:
     slides = [
         {"title": f"Slide {i}", "body": [prose(300, i)[:200]], "notes": "notes " * 10} for i in range(n)
@@ -138,26 +146,34 @@ CASES: list[tuple[str, str, str, list[int], Callable[[int], bytes]]] = [
         [1],
         lambda _n: workbook([f'<row r="1">{cell("A1", "a")}{cell("XFD1048576", "b", quote=chr(39))}</row>']),
     ),
+    ("xlsx", "hostile", "sheets of 3.9M cells", [1, 2, 8], _xlsx_sheets),
     ("pptx", "benign", "slides", [10, 100, 400], _pptx_slides),
     ("pptx", "hostile", "empty a:p in one slide", [100_000, 1_000_000], _pptx_flood),
 ]
-
-WARM = {
-    "md": b"# warm\n\nup\n",
-    "txt": b"warm up\n",
-    "pdf": None,  # built in the child from pdfgen
-    "docx": None,
-    "xlsx": None,
-    "pptx": None,
-}
 
 CHILD = r"""
 import json, os, resource, sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
 fmt, path = sys.argv[1], sys.argv[2]
+office = "groove_office"
+if len(sys.argv) > 3:  # --before: an older groove_office copied as groove_office_before (the editable
+    import shutil, tempfile  # install's import hook would otherwise win over sys.path)
+    where = tempfile.mkdtemp()
+    shutil.copytree(Path(sys.argv[3]) / "groove_office", Path(where) / "groove_office_before")
+    sys.path.insert(0, where)
+    office = "groove_office_before"
+import importlib
 from grooveseek import ParseError
 from grooveseek.testing import recording_parse_context
+
+def hwm():
+    # VmHWM, not ru_maxrss: the kernel carries a parent's high-water mark across fork and exec.
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 def parser():
     if fmt == "md":
@@ -167,46 +183,36 @@ def parser():
     elif fmt == "pdf":
         from groove_pdf.parser import PdfParser as P
     elif fmt == "docx":
-        from groove_office.docx_parser import DocxParser as P
+        P = importlib.import_module(office + ".docx_parser").DocxParser
     elif fmt == "xlsx":
-        from groove_office.xlsx_parser import XlsxParser as P
+        P = importlib.import_module(office + ".xlsx_parser").XlsxParser
     else:
-        from groove_office.pptx_parser import PptxParser as P
+        P = importlib.import_module(office + ".pptx_parser").PptxParser
     return P()
 
 def main():
     p = parser()
     warm = Path(path).with_suffix(".warm")
-    if warm.exists():
-        try:
-            p.parse(warm.read_bytes(), "warm." + fmt, recording_parse_context())
-        except ParseError:
-            pass
+    try:
+        p.parse(warm.read_bytes(), "warm." + fmt, recording_parse_context())
+    except ParseError:
+        pass
     data = Path(path).read_bytes()
-    ctx = recording_parse_context()
     start = time.perf_counter()
     try:
-        doc = p.parse(data, "f." + fmt, ctx)
+        doc = p.parse(data, "f." + fmt, recording_parse_context())
         outcome = f"ok, {{len(doc.sections)}} sections"
     except ParseError as exc:
         outcome = "skipped: " + str(exc)
     wall = time.perf_counter() - start
-    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    reported = 0
+    kids = 0
     if fmt == "pdf":
         from groove_pdf import worker
-        reported = worker.WORKER.peak_rss_kib
-        worker.WORKER.stop()
+        kids = worker.WORKER.peak_rss_kib
     if fmt == "xlsx":
-        from groove_office import xlsx_parser
-        reported = xlsx_parser.READER.peak_rss_kib
-        xlsx_parser.READER.stop()
-    import multiprocessing.forkserver as fs
-    stop = getattr(fs._forkserver, "_stop", None)
-    if stop is not None:
-        stop()  # reaps the forkserver, whose children it has reaped: their peaks reach ours
-    kids = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, reported)
-    print(json.dumps({{"outcome": outcome, "wall": wall, "self_kib": me, "kids_kib": kids}}))
+        xlsx_parser = importlib.import_module(office + ".xlsx_parser")
+        kids = getattr(getattr(xlsx_parser, "READER", None), "peak_rss_kib", 0)
+    print(json.dumps({{"outcome": outcome, "wall": wall, "self_kib": hwm(), "kids_kib": kids}}))
 
 if __name__ == "__main__":
     main()
@@ -214,9 +220,9 @@ if __name__ == "__main__":
 
 
 def _warm_bytes(fmt: str) -> bytes:
-    if WARM.get(fmt) is not None:
-        return WARM[fmt]  # type: ignore[return-value]
     return {
+        "md": lambda: b"# warm\n\nup\n",
+        "txt": lambda: b"warm up\n",
         "pdf": lambda: PDFGEN.text_pdf([["a warm up page of ordinary text, long enough to be indexed " * 2]]),
         "docx": lambda: OFFICEGEN.docx(OFFICEGEN.p("warm up")),
         "xlsx": lambda: OFFICEGEN.xlsx({"S": [["warm"]]}),
@@ -224,63 +230,62 @@ def _warm_bytes(fmt: str) -> bytes:
     }[fmt]()
 
 
-def run_case(fmt: str, data: bytes, name: str) -> dict[str, object]:
+def run_case(fmt: str, data: bytes, name: str, before: str | None = None) -> dict[str, object]:
     WORK.mkdir(parents=True, exist_ok=True)
     path = WORK / f"{name}.{fmt}"
     path.write_bytes(data)
     path.with_suffix(".warm").write_bytes(_warm_bytes(fmt))
     script = WORK / "child.py"
     script.write_text(CHILD.format(root=str(ROOT)), encoding="utf-8")
-    out = subprocess.run(
-        [sys.executable, str(script), fmt, str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-    )
+    cmd = [sys.executable, str(script), fmt, str(path), *([before] if before else [])]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
     if out.returncode != 0:
-        return {
-            "outcome": f"child exited {out.returncode}: {out.stderr.strip()[-120:]}",
-            "wall": 0.0,
-            "self_kib": 0,
-            "kids_kib": 0,
-        }
+        died = f"process died (exit {out.returncode}): {out.stderr.strip().splitlines()[0][:60]}"
+        return {"outcome": died, "wall": 0.0, "self_kib": 0, "kids_kib": 0}
     result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
 
 def _size(n: int) -> str:
-    return f"{n / (1 << 20):8.2f} MiB" if n >= 1 << 20 else f"{n / 1024:8.1f} KiB"
+    return f"{n / (1 << 20):.2f} MiB" if n >= 1 << 20 else f"{n / 1024:.1f} KiB"
+
+
+def _row(fmt: str, kind: str, label: str, size: int, result: dict[str, object]) -> None:
+    outcome = str(result["outcome"])
+    outcome = outcome if len(outcome) <= 46 else outcome[:45] + "…"
+    wall, mine, kids = float(str(result["wall"])), int(str(result["self_kib"])), int(str(result["kids_kib"]))
+    print(
+        f"| {fmt} | {kind} | {label} | {_size(size)} | {outcome} | {wall:.2f} "
+        f"| {mine / 1024:.0f} | {kids / 1024:.0f} | {os.getloadavg()[0]:.1f} |",
+        flush=True,
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--formats", nargs="*", default=["md", "txt", "pdf", "docx", "xlsx", "pptx"])
+    parser.add_argument("--kinds", nargs="*", default=["benign", "hostile"])
     parser.add_argument("--quick", action="store_true", help="only the smallest two sizes of each case")
+    parser.add_argument("--before", help="a directory holding an older groove_office package")
     args = parser.parse_args()
-    print(
-        "| format | kind | input | file size | outcome | wall s | peak RSS parser MiB | children MiB | load |"
-    )
+    print("| format | kind | input | file size | outcome | wall s | RSS MiB | child RSS MiB | load |")
     print("|---|---|---|---:|---|---:|---:|---:|---:|")
     for fmt, kind, label, sizes, build in CASES:
-        if fmt not in args.formats:
+        if fmt not in args.formats or kind not in args.kinds:
             continue
         for n in sizes[:2] if args.quick else sizes:
             data = build(n)
-            result = run_case(fmt, data, f"{fmt}-{kind}-{n}")
-            outcome = str(result["outcome"])
-            outcome = outcome if len(outcome) <= 46 else outcome[:45] + "…"
-            load = os.getloadavg()[0]
-            wall, mine, kids = (
-                float(str(result["wall"])),
-                int(str(result["self_kib"])),
-                int(str(result["kids_kib"])),
-            )
-            print(
-                f"| {fmt} | {kind} | {label} {n:,} | {_size(len(data))} | {outcome} | {wall:.2f} "
-                f"| {mine / 1024:.0f} | {kids / 1024:.0f} | {load:.1f} |",
-                flush=True,
-            )
+            runs: list[tuple[str, str | None]] = [("", None)]
+            if args.before and fmt in ("docx", "xlsx", "pptx"):
+                runs.append((" (before)", args.before))
+            for tag, before in runs:
+                _row(
+                    fmt + tag,
+                    kind,
+                    f"{label} {n:,}",
+                    len(data),
+                    run_case(fmt, data, f"{fmt}-{kind}-{n}", before),
+                )
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ def main() -> None:
     real = {p.relative_to(kb).as_posix() for p in (kb / "real").rglob("*.md")}
     corpus = build(kb)
     config = WORK / "groove.toml"
-    config.write_text('[parsers]\nenabled = ["md", "txt"]\n', encoding="utf-8")
+    config.write_text('[parsers]\nenabled = ["md", "txt", "xlsx", "docx", "pptx"]\n', encoding="utf-8")
     env = {**os.environ, "FASTEMBED_CACHE_DIR": str(WORK / "model-cache")}
     cmd = [GROOVE, "index", "--kb-path", str(kb), "--model", "minilm-l6-int8", "--config", str(config)]
     start = time.perf_counter()
@@ -58,7 +58,9 @@ def main() -> None:
     indexed = [r for r in tried if r in stored]
     warned = [r for r in tried if r not in stored and shown(r) in proc.stderr]
     lost = [r for r in tried if r not in stored and shown(r) not in proc.stderr]
-    registry = Registry.build(load_plugins(PluginSelection(parsers=("md", "txt"))), GrooveConfig())
+    registry = Registry.build(
+        load_plugins(PluginSelection(parsers=("md", "txt", "xlsx", "docx", "pptx"))), GrooveConfig()
+    )
     answered = refused = failed = 0
     for rel in tried:
         try:

@@ -33,6 +33,7 @@ GRID_PER_BYTE = 16
 SST_BYTES_PER_STRING = 8
 _U32 = 0xFFFFFFFF
 _PLAIN = re.compile(r"([A-Za-z]{0,3})([0-9]{1,7})")
+_COLUMNS: dict[str, int] = {}  # column letters -> 1-based number, filled as references are read
 _FEED = 1 << 16
 
 
@@ -57,10 +58,15 @@ def row_col(ref: str, *, need_column: bool) -> tuple[int, int | None]:
     """Calamine's reading of ``B12``: 0-based (row, column), u32 arithmetic wrapping as in Rust."""
     plain = _PLAIN.fullmatch(ref)
     if plain is not None:  # at most 3 letters and 7 digits: nothing can wrap
-        letters, digits = plain[1].upper(), int(plain[2])
-        col = sum((ord(ch) - 64) * 26**i for i, ch in enumerate(reversed(letters)))
-        if digits and (col or not need_column):
-            return digits - 1, (col - 1 if col else None)
+        letters, digits = plain.group(1, 2)
+        col = _COLUMNS.get(letters)
+        if col is None:
+            col = _COLUMNS[letters] = sum(
+                (ord(ch) - 64) * 26**i for i, ch in enumerate(reversed(letters.upper()))
+            )
+        row = int(digits)
+        if row and (col or not need_column):
+            return row - 1, (col - 1 if col else None)
     col = row = 0
     digits = False
     for ch in ref:
@@ -76,74 +82,81 @@ def row_col(ref: str, *, need_column: bool) -> tuple[int, int | None]:
     return row - 1, (col - 1 if col else None)
 
 
-@attrs.define
-class _SheetWalk:
-    """expat callbacks replaying calamine's cell positions over one part."""
+_FAR = 1 << 40  # beyond any u32 position: an empty bounding box
 
-    in_data: bool = False
-    cell_depth: int = 0  # > 0 inside a cell, until its first closing ``c``
-    valued: bool = False
-    pos: tuple[int, int] = (0, 0)
-    row: int = 0
-    col: int = 0
-    box: list[int] | None = None  # [row_min, row_max, col_min, col_max]
+
+class _SheetWalk:
+    """expat callbacks replaying calamine's cell positions over one part (kept lean: they run for
+    every element of every sheet)."""
+
+    def __init__(self) -> None:
+        self.in_data = False
+        self.in_cell = False  # until the cell's first closing ``c``
+        self.valued = False
+        self.pos = (0, 0)
+        self.row = 0
+        self.col = 0
+        self.r0 = self.c0 = _FAR
+        self.r1 = self.c1 = -1
+        self.names: dict[str, str] = {}
+
+    def _name(self, tag: str) -> str:
+        name = self.names.get(tag)
+        if name is None:
+            name = self.names[tag] = _local(tag)
+        return name
 
     def start(self, tag: str, attrs_: dict[str, str]) -> None:
-        name = _local(tag)
-        if self.cell_depth:
-            self.cell_depth += 1
+        if self.in_cell:
             self.valued = True
             return
+        name = self._name(tag)
         if not self.in_data:
             self.in_data = name == "sheetData"
-            return
-        if name == "row":
-            ref = attrs_.get("r")
-            if ref is not None:
-                self.row = row_col(ref, need_column=False)[0]
         elif name == "c":
             ref = attrs_.get("r")
             if ref is not None:
                 row, col = row_col(ref, need_column=True)
-                self.pos, self.col = (row, col or 0), col or 0
+                self.col = col or 0
+                self.pos = (row, self.col)
             else:
                 self.pos = (self.row, self.col)
-            self.cell_depth, self.valued = 1, False
+            self.in_cell, self.valued = True, False
+        elif name == "row":
+            ref = attrs_.get("r")
+            if ref is not None:
+                self.row = row_col(ref, need_column=False)[0]
 
     def end(self, tag: str) -> None:
-        name = _local(tag)
-        if self.cell_depth:
-            if name != "c":
-                return
-            self.cell_depth = 0
-            self.col = (self.col + 1) & _U32
-            if self.valued:
-                self._take(*self.pos)
+        name = self._name(tag)
+        if self.in_cell:
+            if name == "c":
+                self.in_cell = False
+                self.col = (self.col + 1) & _U32
+                if self.valued:
+                    self._take(*self.pos)
+        elif not self.in_data:
             return
-        if not self.in_data:
-            return
-        if name == "row":
+        elif name == "row":
             self.row, self.col = (self.row + 1) & _U32, 0
         elif name == "sheetData":
             raise _Done
 
     def _take(self, row: int, col: int) -> None:
-        if self.box is None:
-            self.box = [row, row, col, col]
-            return
-        box = self.box
-        box[0], box[1], box[2], box[3] = (
-            min(box[0], row),
-            max(box[1], row),
-            min(box[2], col),
-            max(box[3], col),
-        )
+        if row < self.r0:
+            self.r0 = row
+        if row > self.r1:
+            self.r1 = row
+        if col < self.c0:
+            self.c0 = col
+        if col > self.c1:
+            self.c1 = col
 
     @property
     def grid(self) -> int:
-        if self.box is None:
+        if self.r1 < 0:
             return 0
-        return (self.box[1] - self.box[0] + 1) * (self.box[3] - self.box[2] + 1)
+        return (self.r1 - self.r0 + 1) * (self.c1 - self.c0 + 1)
 
 
 def _walk(data: bytes, part: str, walk: object) -> None:
