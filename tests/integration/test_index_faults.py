@@ -132,7 +132,6 @@ def test_disk_full_during_index_is_one_message_and_the_index_stays_intact(kb: In
 def _outcomes(result: subprocess.CompletedProcess[str]) -> list[tuple[int, str]]:
     """(exit code, stdout) of each command of a script that prints ``rc=$?`` after each."""
     parts = result.stdout.split("rc=")
-    assert len(parts) == 4, result.stdout + result.stderr
     codes = [int(p.split("\n", 1)[0]) for p in parts[1:]]
     outputs = [parts[0]] + [p.split("\n", 1)[1] for p in parts[1:-1]]
     return list(zip(codes, outputs, strict=True))
@@ -147,10 +146,13 @@ def test_read_only_file_system_search_works_and_index_names_the_cause(kb: Indexe
         'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && cd "$1" && '
         '"$PY" -m grooveseek --config groove.toml search "$2" --format json --limit 5; echo "rc=$?"; '
         '"$PY" -m grooveseek --config groove.toml status; echo "rc=$?"; '
-        '"$PY" -m grooveseek --config groove.toml index; echo "rc=$?"'
+        '"$PY" -m grooveseek --config groove.toml index; echo "rc=$?"; '
+        '"$PY" -m grooveseek --config groove.toml serve < /dev/null; echo "rc=$?"'
     )
     result = _in_namespace(prefix, script, str(kb.root), SEARCH[1])
-    (search_rc, search), (status_rc, status), (index_rc, _) = _outcomes(result)
+    (search_rc, search), (status_rc, status), (index_rc, _), (serve_rc, _) = _outcomes(result)
+    assert serve_rc == 0 and "groove server ready" in result.stderr, result.stderr
+    assert "the index cannot be written (the file system is read-only); serving searches" in result.stderr
     assert search_rc == 0 and _results(search) == before, result.stderr
     assert status_rc == 0 and "Documents:" in status
     assert index_rc == 1 and "cannot be opened" not in result.stderr
@@ -188,3 +190,30 @@ def test_permission_denied_search_works_and_index_names_the_cause(kb: IndexedKB)
     assert index.returncode == 1
     assert f"Error: {db}: cannot write the index: permission denied. Searches still work" in index.stderr
     assert "chmod u+w" in index.stderr and "Traceback" not in index.stderr
+
+
+def test_serve_answers_searches_from_an_index_it_may_not_write(
+    kb: IndexedKB, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``groove serve`` over stdio on the permission-denied index: it warns, runs without the
+    watcher, and an MCP search ranks as the command line does."""
+    from grooveseek.testing import servers
+
+    prefix = _without_dac_override()
+    before = [path for path, _ in _results(_groove(kb, *SEARCH).stdout)]
+    plain = servers.serve_command
+    monkeypatch.setattr(servers, "serve_command", lambda *a: [*prefix, *plain(*a)])
+    errlog = tmp_path_factory.mktemp("serve-log") / "stderr.txt"
+    db = _db(kb)
+    db.chmod(0o444)
+    kb.root.chmod(0o555)
+    try:
+        with servers.serve_stdio(kb.config, errlog) as session:
+            answer = session.tool("search", {"query": SEARCH[1], "limit": 5})
+    finally:
+        kb.root.chmod(0o755)
+        db.chmod(0o644)
+    assert [hit["path"] for hit in answer["results"]] == before  # type: ignore[index]
+    log = errlog.read_text(encoding="utf-8")
+    assert "the index cannot be written (permission denied); serving searches from it as it is" in log
+    assert "watcher started" not in log
