@@ -8,6 +8,7 @@ waiting 120 s.
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from groove_pdf import worker
@@ -81,3 +82,46 @@ def test_hostile_pdfs_are_skipped_by_name_and_the_rest_indexes(pdfgen, plugin_ro
     assert reasons["hostile/truncated.pdf"].startswith("not a readable PDF")
     hits = trip.search("rollback plan old cluster warm").results
     assert hits[0].path == "docs/good.pdf"
+
+
+def _broken_startxref(data: bytes) -> bytes:
+    """The same PDF with its ``startxref`` offset wrong: pypdf logs a warning and repairs it."""
+    head, _, tail = data.rpartition(b"startxref")
+    offset = int(tail.split()[0])
+    return head + b"startxref\n" + str(offset + 7).encode() + b"\n%%EOF\n"
+
+
+def test_pypdf_log_lines_become_warnings_naming_the_file(pdfgen, capfd):
+    """Issue 21: pypdf's own log lines ("incorrect startxref pointer") reached stderr raw from the
+    worker, naming no file; now each is a warning of this file, through the indexer's ``warn``."""
+    ctx = recording_parse_context()
+    doc = PdfParser().parse(_broken_startxref(pdfgen.text_pdf([[LINE]])), "manuals/broken.pdf", ctx)
+    assert doc.sections[0].text == LINE
+    assert any(w.startswith("manuals/broken.pdf: pypdf") and "startxref" in w for w in ctx.warnings), (
+        ctx.warnings
+    )
+    PdfParser().parse(pdfgen.text_pdf([[LINE]]), "x.pdf", recording_parse_context())  # a round trip
+    assert "startxref" not in capfd.readouterr().err
+
+
+def test_log_lines_are_bounded_per_file():
+    handler = worker._Collected()
+    for n in range(worker.MAX_LOG_LINES + 500):
+        handler.add(f"line {n}")
+    lines = handler.take()
+    assert len(lines) == worker.MAX_LOG_LINES + 1 and lines[-1] == "... and 500 more log lines"
+    assert handler.take() == []
+
+
+def test_ctrl_c_does_not_kill_the_worker_or_print_its_traceback(pdfgen, capfd):
+    """Issue 21: a Ctrl-C reached the worker too, and multiprocessing printed its traceback raw."""
+    parser = PdfParser()
+    parser.parse(pdfgen.text_pdf([[LINE]]), "warm.pdf", recording_parse_context())
+    pid = worker.WORKER.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGINT)
+    doc = parser.parse(pdfgen.text_pdf([[LINE]]), "after.pdf", recording_parse_context())
+    assert doc.sections[0].text == LINE
+    assert worker.WORKER.pid == pid  # the same worker answered: Ctrl-C is the indexer's to handle
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err

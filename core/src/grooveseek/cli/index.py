@@ -10,6 +10,7 @@ from ..index.forced import run_forced
 from ..index.guard import discard_if_still_empty, open_for_index
 from ..index.indexer import Indexer, IndexOptions
 from ..index.report import Reporter
+from ..store.db import write_failure
 from ..store.interface import IndexStore
 from ..types import IndexSummary
 from .options import config_option, effective_config_path, index_path_of, kb_option, model_option
@@ -50,14 +51,20 @@ def index_command(
             IndexOptions(force=force)
         )
 
-    with discard_if_still_empty(app.db):  # a first run that fails leaves no empty index behind
-        if force:
-            summary = run_forced(app.db, index_into)  # the live index changes only when the run succeeds
-        else:
-            store = open_for_index(app.db, force=False)
-            try:
-                summary = index_into(store)
-            finally:
-                store.close()
-        if summary.error:
-            raise click.ClickException(summary.error)
+    try:
+        with discard_if_still_empty(app.db):  # a first run that fails leaves no empty index behind
+            if force:
+                summary = run_forced(app.db, index_into)  # the live index changes only on success
+            else:
+                store = open_for_index(app.db, force=False)
+                try:
+                    summary = index_into(store)
+                finally:
+                    store.close()
+    except Exception as exc:  # the index file itself failed (disk full, ...): one line, no traceback
+        failure = write_failure(app.db, exc)
+        if failure is None:
+            raise
+        raise failure from None
+    if summary.error:
+        raise click.ClickException(summary.error)

@@ -22,6 +22,7 @@ from ..config import parse_bind
 from ..console import echo_err
 from ..errors import GrooveError
 from ..index.guard import check_folder, check_model, discard_if_still_empty
+from ..store.db import read_only_cause
 from ..store.store import open_store
 from .options import BOOL, config_option, effective_config_path, index_path_of, kb_option, model_option
 
@@ -57,7 +58,13 @@ def _open_index(app: App) -> tuple[int, str | None]:
     Returns the R4.44 figures (documents outside the active parser set, one example path).
     """
     created = not app.db.exists()
-    store = open_store(app.db)  # an unusable file raises the R4.32 message
+    cause = None if created else read_only_cause(app.db)
+    if cause:  # searches work on an index nobody can write here; the watcher could not write it
+        echo_err(
+            f"warning: {app.db}: the index cannot be written ({cause}); serving searches from it as it "
+            "is, without the watcher, and rebuild_index will fail"
+        )
+    store = open_store(app.db, create=not cause)  # an unusable file raises the R4.32 message
     try:
         check_folder(store, app.kb)
         check_model(store, app.embedder, app.kb, app.model_choice)
@@ -160,7 +167,7 @@ def serve_command(
                 # The models load behind the handshake: initialize and the listings answer at once,
                 # and the first call that needs a model waits for it.
                 service.load_models_in_background(_report_load_failure)
-                _start_watcher(service, app, no_watch)
+                _start_watcher(service, app, no_watch or bool(read_only_cause(app.db)))
                 server = build_server(service)
                 resident = _start_resident(service, cli_app, model, reranker)
             except BaseException:

@@ -72,8 +72,18 @@ def _work(factory: Callable[[], Embedder], jobs: Any, results: Any) -> None:
     """A worker's life: build and load the embedder, say so, then embed pieces until told to stop.
 
     ``jobs`` is the queue every worker takes pieces from, so a free core takes the next one;
-    ``results`` this worker's own pipe back: (batch, piece, vectors, error).
+    ``results`` this worker's own pipe back: (batch, piece, vectors, error). When the pipe or the
+    queue breaks (the indexing process stopped the pool or died), the worker ends with exit code 1
+    and no word: multiprocessing would print the child's traceback raw beside the run's output
+    (issue 21), and the indexing process already says what happened.
     """
+    try:
+        _serve_pieces(factory, jobs, results)
+    except BaseException:  # noqa: BLE001 - see above; an int exit code prints nothing
+        raise SystemExit(1) from None
+
+
+def _serve_pieces(factory: Callable[[], Embedder], jobs: Any, results: Any) -> None:
     embedder, error = _setup(factory)
     results.send(("ready", error))
     while embedder is not None:

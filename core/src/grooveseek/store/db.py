@@ -2,6 +2,13 @@
 
 Nothing else in GrooveSeek constructs a connection. The interpreter's ``sqlite3`` module is never
 used for the index (R4.2): it cannot load extensions on many Pythons.
+
+An index this process cannot write (a read-only file system, or a file or folder it has no write
+permission for) is opened read-only and immutable for reading (issue 21): a WAL index needs its
+``-shm`` file, which cannot be created there, and SQLite then said "unable to open database file",
+which read as a damaged index. A writer is refused there with the real cause (``read_only_cause``),
+and a write that fails mid-run (disk full, I/O error) becomes one message naming the index file
+and the fix (``write_failure``), never a traceback.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import importlib.util
 import json
 import os
 import stat
+import urllib.parse
 from pathlib import Path
 
 import apsw
@@ -146,6 +154,80 @@ def refuse_special_file(db_path: Path) -> None:
         )
 
 
+def read_only_cause(db_path: Path) -> str | None:
+    """Why this process cannot write the index where it is, or None when it can: "the file system
+    is read-only" or "permission denied" (the file, or its folder, where SQLite keeps the -wal and
+    -shm files). Root passes the permission checks, as it does the writes."""
+    folder = db_path.parent
+    try:
+        if os.statvfs(folder).f_flag & getattr(os, "ST_RDONLY", 1):
+            return "the file system is read-only"
+    except (OSError, AttributeError):  # no statvfs (Windows), or no folder: the open reports it
+        return None
+    if not os.access(folder, os.W_OK) or (db_path.exists() and not os.access(db_path, os.W_OK)):
+        return "permission denied"
+    return None
+
+
+def read_only_message(db_path: Path, cause: str) -> str:
+    """Why ``groove index`` cannot write here, and the ways out; a search still works."""
+    if cause.startswith("permission"):
+        fix = (
+            f"make the file and {db_path.parent} writable for this user (for example chmod u+w), run "
+            "as the user who owns them"
+        )
+    else:
+        fix = "remount the file system read-write"
+    return (
+        f"{db_path}: cannot write the index: {cause}. Searches still work on it as it is. To update "
+        f"it, {fix}, or write the index elsewhere with --index-path (index_path in groove.toml), then "
+        "run `groove index` again."
+    )
+
+
+def _read_only_connection(db_path: Path) -> apsw.Connection:
+    """The index opened for reading where nothing can be written. ``immutable`` needs no -shm file
+    and takes no locks; nobody can change the file here meanwhile (a remount read-write is seen by
+    the next process). A -wal file left by an unclean shutdown is read through SQLite's own
+    read-only path instead, since ``immutable`` would ignore it."""
+    wal = f"{db_path}-wal"
+    immutable = not (os.path.exists(wal) and os.path.getsize(wal) > 0)
+    uri = (
+        "file:"
+        + urllib.parse.quote(os.path.abspath(db_path))
+        + "?mode=ro"
+        + ("&immutable=1" if immutable else "")
+    )
+    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+
+
+def write_failure(db_path: Path, exc: BaseException) -> StoreError | None:
+    """The message for a write to the index that failed for the whole run (the disk is full, an I/O
+    error, the file became read-only or locked), or None when ``exc`` is not one. The index keeps
+    every transaction committed before the failure: one file's rows are written in one."""
+    kept = "The index keeps every file written before this one; the next run picks up the rest."
+    if isinstance(exc, apsw.FullError):
+        return StoreError(
+            f"{db_path}: the disk is full, so the index could not be written ({exc}). {kept} Free space "
+            f"on the file system that holds {db_path.parent}, then run `groove index` again."
+        )
+    if isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError)):
+        cause = read_only_cause(db_path) or f"SQLite says: {exc}"
+        return StoreError(read_only_message(db_path, cause) + " " + kept)
+    if isinstance(exc, apsw.IOError):
+        return StoreError(
+            f"{db_path}: the disk reported an I/O error while the index was written ({exc}). {kept} "
+            "Check the disk and its free space, then run `groove index` again."
+        )
+    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
+        return StoreError(
+            f"{db_path}: another process kept the index locked for over {BUSY_TIMEOUT_MS // 1000} s "
+            f"({exc}). {kept} Stop the other writer (a `groove serve` watcher, another `groove index`), "
+            "then run `groove index` again."
+        )
+    return None
+
+
 def connect_for_check(db_path: Path) -> apsw.Connection:
     """Open an existing file read-only, to decide whether it is ours before anything writes to it.
 
@@ -157,7 +239,10 @@ def connect_for_check(db_path: Path) -> apsw.Connection:
         raise StoreError(directory_message(db_path))
     refuse_special_file(db_path)
     try:
-        conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+        if read_only_cause(db_path):
+            conn = _read_only_connection(db_path)
+        else:
+            conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
     except _OPEN_ERRORS as exc:
         raise _open_failure(db_path, exc) from exc
     try:
@@ -175,14 +260,19 @@ def connect(db_path: Path, *, create: bool = True) -> apsw.Connection:
 
     Setting WAL rewrites the file header, so callers open an existing file with this only once
     ``connect_for_check`` has shown it is ours (or empty). Raises StoreError with the R4.32 message
-    when the file is not an SQLite database.
+    when the file is not an SQLite database. With ``create=False`` (a reader) an index this process
+    cannot write is opened read-only (``read_only_cause``); with ``create=True`` (a writer) that
+    raises StoreError saying why it cannot be written.
     """
     if is_real_directory(db_path):
         raise StoreError(directory_message(db_path))
     refuse_special_file(db_path)
+    cause = read_only_cause(db_path)
+    if cause and create:
+        raise StoreError(read_only_message(db_path, cause))
     flags = apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     try:
-        conn = apsw.Connection(str(db_path), flags=flags)
+        conn = _read_only_connection(db_path) if cause else apsw.Connection(str(db_path), flags=flags)
     except _OPEN_ERRORS as exc:
         raise _open_failure(db_path, exc) from exc
     try:
@@ -191,7 +281,8 @@ def connect(db_path: Path, *, create: bool = True) -> apsw.Connection:
         conn.load_extension(vec_extension_path())
         conn.enable_load_extension(False)
         # The first statement that touches the file is where a non-database is detected.
-        conn.execute("pragma journal_mode=wal").fetchall()
+        if not cause:  # a read-only index keeps the mode it was written in (WAL, by a writer)
+            conn.execute("pragma journal_mode=wal").fetchall()
         conn.execute("pragma foreign_keys=on")
         conn.execute("pragma synchronous=normal")
         # path_globs are evaluated inside the search SQL so both legs filter identically (R6.22).

@@ -32,7 +32,9 @@ detected without a checksum over the whole matrix, which would cost about what t
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import mmap
 import os
 import stat
 import struct
@@ -88,10 +90,23 @@ def _identity(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _private_buffer(size: int) -> np.ndarray:
+    """``size`` bytes of anonymous private memory (never backed by the file, so nothing another
+    process does to the file can fault it). Asked for in huge pages where the kernel allows
+    (``MADV_HUGEPAGE``): at 74 MiB that is about 40 page faults instead of 19,000, and halved the
+    copy's cost on this machine."""
+    if size == 0 or not hasattr(mmap, "MAP_ANONYMOUS"):
+        return np.empty(size, dtype=np.uint8)
+    region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    with contextlib.suppress(AttributeError, OSError):  # no madvise, or no huge pages here
+        region.madvise(mmap.MADV_HUGEPAGE)
+    return np.frombuffer(region, dtype=np.uint8)
+
+
 def _read_exactly(fd: int, size: int) -> np.ndarray | None:
     """The first ``size`` bytes of ``fd`` in private memory, or None when the file ends sooner."""
-    buffer = np.empty(size, dtype=np.uint8)
-    view = buffer.data  # a writable memoryview of the uninitialised array (no page is touched yet)
+    buffer = _private_buffer(size)
+    view = memoryview(buffer.data).cast("B")  # writable; no page is touched before the read
     got = 0
     while got < size:
         n = os.preadv(fd, [view[got:]], got)

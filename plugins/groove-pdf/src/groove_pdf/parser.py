@@ -49,7 +49,7 @@ class PdfParser(Parser):
 
     def _parse(self, data: bytes, rel_path: str, ctx: ParseContext, *, read: bool) -> ParsedDocument:
         budget = DecompressionBudget.for_context(ctx, read=read)
-        result = worker.WORKER.run(data, budget.limit, budget.name)
+        result = worker.WORKER.run(data, budget.limit, budget.name, lambda m: ctx.warn(f"{rel_path}: {m}"))
         for message in result["warnings"]:
             ctx.warn(f"{rel_path}: {message}")
         pages: list[str] = result["pages"]
