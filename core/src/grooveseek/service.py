@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .app import App
+from .index.batch import BatchIndexer
 from .index.forced import run_forced
 from .index.guard import open_for_index
 from .index.indexer import Indexer, IndexOptions, walk_policy
@@ -56,7 +57,8 @@ from .types import IndexSummary, SearchResponse
 from .walker import WalkPolicy
 
 if TYPE_CHECKING:
-    from .index.watcher import BatchOutcome, PathChanges, Watcher
+    from .index.batch import BatchOutcome, PathChanges
+    from .index.watcher import Watcher
 
 
 class KBService:
@@ -188,8 +190,6 @@ class KBService:
 
     def apply_changes(self, changes: PathChanges, policy: WalkPolicy) -> BatchOutcome:
         """One watcher batch, under the same write lock as ``rebuild`` (R9.6)."""
-        from .index.watcher import BatchIndexer  # watchfiles loads only when watching is used
-
         with self.writer() as store:
             reporter = Reporter(sink=self._log)
             batch = BatchIndexer(

@@ -66,5 +66,5 @@ class HitRow:
     table_rows: tuple[tuple[int, int], ...] = ()
 
 
-def _now() -> str:
+def now_utc() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
