@@ -133,3 +133,33 @@ def test_reranking_needs_no_reindex(tmp_path: Path) -> None:
     assert [h.path for h in reranked.results] == [h.path for h in plain.results][::-1]
     assert again == plain
     assert _digest(db) == before
+
+
+# ----------------------------------------------------------------------------------- R0.16
+
+
+def test_the_wording_an_index_run_writes_to_stderr_is_ascii(tmp_path: Path) -> None:
+    """User data (here the Japanese file names) is printed as it is; everything else is ASCII."""
+    names = ["空.md", "壊れ.md", "メモ.md", "移動前.md"]
+    kb = write_kb(
+        tmp_path / "kb",
+        {
+            names[0]: "",
+            names[1]: b"# Bad\n\n\xff\xfe not utf-8\n",
+            names[2]: "---\ntitle: [\n---\n# M\n\nbody text\n",
+        },
+    )
+    (kb / names[3]).write_text("# Moved\n\nmoved text here\n", encoding="utf-8")
+    lines: list[str] = []
+    service = make_service(kb, log=lines.append)
+    try:
+        service.rebuild()
+        (kb / names[3]).rename(kb / "移動後.md")
+        service.rebuild()
+    finally:
+        service.close()
+    text = "\n".join(lines)
+    for name in [*names, "移動後.md"]:
+        text = text.replace(name, "")
+    assert "Skipping" in text and "renamed" in text  # the run did speak
+    assert text.isascii(), [line for line in text.splitlines() if not line.isascii()]
