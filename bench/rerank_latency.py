@@ -72,8 +72,7 @@ def corpus_passages(corpus: Path, pairs: int) -> tuple[list[str], int]:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     texts = [
-        candidate_text(HitRow(0, "", None, None, None, None, (), body, ctx, 0, 0, None, None, None, None))
-        for ctx, body in rows
+        candidate_text(HitRow(0, "", None, None, None, None, (), body, ctx, 0, 0, None)) for ctx, body in rows
     ]
     return [texts[i % len(texts)] for i in range(pairs)], len(texts)
 

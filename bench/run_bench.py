@@ -126,9 +126,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--work", default="work", help="folder under bench/ for the copies and indexes")
     args = parser.parse_args(argv)
     if args.overlap is not None:
-        from grooveseek.index import indexer
+        from grooveseek.index import stages
 
-        indexer.CHUNK_OVERLAP_TOKENS = args.overlap
+        stages.CHUNK_OVERLAP_TOKENS = args.overlap
     global WORK
     WORK = args.work
     legs = tuple(LEG_SETS) if args.legs else ("hybrid",)

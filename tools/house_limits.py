@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The house limits no formatter checks: modules of at most 600 lines, functions of at most 80, and
-a docstring at the top of every module saying what it owns.
+"""The house limits no formatter checks: modules of at most 600 lines, functions of at most 80, a
+docstring at the top of every module saying what it owns, and, in the ``grooveseek`` package, no
+module reaching for another module's underscore names.
 
     python3 tools/house_limits.py [PATH ...]    (default: the repo's code folders)
 
@@ -22,6 +23,45 @@ SCANNED = ("core", "plugins", "grammars", "tests", "bench", "tools", "dev.py", "
 SKIPPED_PARTS = {".venv", "build", "dist", "work", "__pycache__", ".hypothesis", "code-corpus"}
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
+# Where "no module calls another module's underscore names" is checked (the house style). Plugins
+# are exempt: some reach into third-party libraries' internals deliberately (documented there).
+PRIVATE_RULE_ROOT = ROOT / "core" / "src" / "grooveseek"
+# Underscore names that are public API of the standard library.
+PUBLIC_UNDERSCORE = {("os", "_exit")}
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _defined_here(tree: ast.AST) -> set[str]:
+    """Every name a module defines or binds: its own underscore names are its business."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
+
+def private_reaches(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Uses of an underscore name the module does not define: another module's private method or
+    attribute (``indexer._guarded``), or an underscore name imported from another module."""
+    own = _defined_here(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr) and node.attr not in own:
+            owner = node.value.id if isinstance(node.value, ast.Name) else ""
+            if (owner, node.attr) not in PUBLIC_UNDERSCORE:
+                yield node.lineno, f"uses .{node.attr}, another module's underscore name; make it public"
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if _is_private(alias.name):
+                    yield node.lineno, f"imports {alias.name} from {node.module}; make it public"
 
 
 def python_files(paths: list[Path]) -> Iterator[Path]:
@@ -47,6 +87,8 @@ def problems(path: Path) -> Iterator[tuple[int, str]]:
         return
     if ast.get_docstring(tree) is None:
         yield 1, "module does not start with a docstring saying what it owns"
+    if path.resolve().is_relative_to(PRIVATE_RULE_ROOT):
+        yield from private_reaches(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             length = (node.end_lineno or node.lineno) - node.lineno + 1

@@ -380,3 +380,19 @@ def test_sections_chunker_properties(case: tuple[ParsedDocument, tuple[str, ...]
         assert not c.content.startswith("\n") and not c.content.endswith("\n")
     # Context follows [contextual].
     assert all((c.context != "") == contextual for c in chunks)
+
+
+def _words(texts) -> list[int]:
+    return [len(t.split()) for t in texts]
+
+
+def test_a_breadcrumb_longer_than_the_window_leaves_pieces_of_32_tokens() -> None:
+    """The piece floor (``MIN_PIECE_TOKENS``): a breadcrumb that eats the whole window must not
+    leave pieces of a few tokens each (issue 20 item 6: halving the floor kept every test green)."""
+    context = " ".join(f"crumb{i}" for i in range(100))  # 100 tokens of breadcrumb, a 40-token window
+    settings = ChunkSettings(max_tokens=40, count_tokens=_words, contextual=True)
+    assert chunkers.piece_budget(settings, context) == 32
+    body = "\n\n".join(" ".join(f"w{p}x{i}" for i in range(8)) for p in range(16))  # 128 tokens
+    chunk = Chunk(chunk_index=0, heading="H", level=2, content=body, token_count=0, context=context)
+    pieces = chunkers.split_chunks([chunk], settings)
+    assert [len(p.content.split()) for p in pieces] == [32, 32, 32, 32]

@@ -44,3 +44,26 @@ def test_cached_queries_embed_each_text_once_and_keep_the_languages() -> None:
     first = cached.vector("apple pie")
     assert cached.vector("apple pie") is first
     assert seen == ["apple pie"]
+
+
+def test_no_embedder_stands_in_for_query_vectors_in_the_core() -> None:
+    """Issue 20 item 2: the search takes query vectors, so the core needs no fake embedder. The
+    Embedder subclasses left in the package are real models or the served wrapper of one."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "core" / "src" / "grooveseek"
+    found = set()
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                (isinstance(b, ast.Name) and b.id == "Embedder")
+                or (isinstance(b, ast.Attribute) and b.attr == "Embedder")
+                for b in node.bases
+            ):
+                found.add(f"{path.relative_to(package).as_posix()}:{node.name}")
+    assert found == {
+        "composite.py:CompositeEmbedder",  # a real model: two packaged embedders in one index
+        "serving/shared.py:SharedEmbedder",  # the served wrapper: forwards everything (test_serving_wrappers)
+        "testing/fake.py:FakeEmbedder",  # the unit-test kit for plugin authors
+    }

@@ -60,7 +60,20 @@ class BrokenReranker(Reranker):
 
 def row(chunk_id: int, content: str, context: str = "") -> HitRow:
     return HitRow(
-        chunk_id, f"d/{chunk_id}.md", None, None, None, None, (), content, context, 10, 0, 2, 1, 3, None
+        chunk_id,
+        f"d/{chunk_id}.md",
+        None,
+        None,
+        None,
+        None,
+        (),
+        content,
+        context,
+        10,
+        0,
+        2,
+        start_line=1,
+        end_line=3,
     )
 
 

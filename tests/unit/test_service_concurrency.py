@@ -20,7 +20,7 @@ import pytest
 from grooveseek.app import App, build_app
 from grooveseek.config.model import GrooveConfig
 from grooveseek.errors import ModelError, SearchError
-from grooveseek.index import indexer as indexer_module
+from grooveseek.index import writing as writing_module
 from grooveseek.interfaces import Embedder
 from grooveseek.search.request import SearchRequest
 from grooveseek.service import FairGate, KBService, RebuildRunning, ServiceClosed, SharedEmbedder
@@ -103,7 +103,7 @@ def embedder() -> ControlledEmbedder:
 @pytest.fixture
 def service(kb: Path, embedder: ControlledEmbedder, monkeypatch: pytest.MonkeyPatch):
     # One file per embedding batch, so "mid-run" falls between two files' transactions.
-    monkeypatch.setattr(indexer_module, "EMBED_BATCH_CHUNKS", 1)
+    monkeypatch.setattr(writing_module, "EMBED_BATCH_CHUNKS", 1)
     svc = make_service(kb, GrooveConfig(kb_path=str(kb), model="fake"), embedder, model_permits=2)
     svc.rebuild()
     yield svc

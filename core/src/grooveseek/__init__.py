@@ -2,10 +2,13 @@
 
 This facade is the public API for plugin authors: the hook marker, the plugin interfaces and the
 values that cross module boundaries, the text helpers every parser needs (``decode_text``,
-``raw_text``, ``filename_title``, ``cut_utf8``), the kit for binary formats (the decompression
-budget, budgeted zip reads, metadata dates) and the child process for native code that can abort
-(``IsolatedWorker``, ``run_isolated``); ``docs/plugins.md`` documents each. Names are imported on
-first use (PEP 562), so ``import grooveseek`` (and ``groove --version``) stays cheap:
+``raw_text``, ``filename_title``, ``cut_utf8``, ``split_anchor``, and the Markdown fence rules
+``fence_marker`` / ``closes_fence`` the chunker applies), the errors a plugin raises, the kit for
+binary formats (the decompression budget, budgeted zip reads, metadata dates) and the child process
+for native code that can abort (``IsolatedWorker``, ``run_isolated``); ``docs/plugins.md``
+documents each. A built-in plugin imports nothing from ``grooveseek`` that is not exported here
+(``tests/unit/test_plugin_imports.py``). Names are imported on first use (PEP 562), so
+``import grooveseek`` (and ``groove --version``) stays cheap:
 the interfaces pull in numpy and the hook marker pluggy, which a command that needs neither should
 not pay for.
 """
@@ -23,11 +26,14 @@ _EXPORTS = {
     "DecompressionBudget": ".binary",
     "metadata_date": ".binary",
     "GrooveConfig": ".config.model",
+    "closes_fence": ".chunking",
+    "fence_marker": ".chunking",
     "ConfigError": ".errors",
     "EmbeddingRejected": ".errors",
     "GrooveError": ".errors",
     "ModelError": ".errors",
     "ParseError": ".errors",
+    "RerankError": ".errors",
     "hookimpl": ".hookspecs",
     "IsolatedWorker": ".isolation",
     "IsolationFailure": ".isolation",
@@ -49,16 +55,18 @@ _EXPORTS = {
     "decode_text": ".text",
     "filename_title": ".text",
     "raw_text": ".text",
+    "split_anchor": ".text",
 }
 
 if TYPE_CHECKING:
     from .binary import BudgetedZip, BudgetExceeded, DecompressionBudget, metadata_date
+    from .chunking import closes_fence, fence_marker
     from .config.model import GrooveConfig
-    from .errors import ConfigError, EmbeddingRejected, GrooveError, ModelError, ParseError
+    from .errors import ConfigError, EmbeddingRejected, GrooveError, ModelError, ParseError, RerankError
     from .hookspecs import hookimpl
     from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
     from .isolation import IsolatedWorker, IsolationFailure, IsolationLimits, run_isolated
-    from .text import cut_utf8, decode_text, filename_title, raw_text
+    from .text import cut_utf8, decode_text, filename_title, raw_text, split_anchor
     from .types import Chunk, ChunkSettings, Hit, ParseContext, ParsedDocument, Section
 
 
@@ -98,14 +106,18 @@ __all__ = [
     "ParseError",
     "ParsedDocument",
     "Parser",
+    "RerankError",
     "Reranker",
     "Section",
     "__version__",
+    "closes_fence",
     "cut_utf8",
     "decode_text",
+    "fence_marker",
     "filename_title",
     "hookimpl",
     "metadata_date",
     "raw_text",
     "run_isolated",
+    "split_anchor",
 ]

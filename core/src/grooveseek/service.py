@@ -22,325 +22,43 @@ while it holds a database resource. The write lock is outermost and only writers
 never makes a caller wait, so a read connection held during a rerank is not a lock anyone queues
 behind. Every section is a ``with`` block: an exception rolls back the open transaction (apsw) and
 releases the lock, so a failed request never wedges the service.
+
+The parts live in ``grooveseek/serving/``, one concern each: the gate (``gate.py``), the background
+model load (``loader.py``), the gated model wrappers (``shared.py``), the read-connection pool
+(``readpool.py``) and the service's errors (``errors.py``). This module composes them and owns the
+write lock, single-flight rebuilds and the watcher.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from .app import App
-from .errors import GrooveError, IndexMissing
+from .index.batch import BatchIndexer
 from .index.forced import run_forced
-from .index.guard import ModelChoice, check_model, open_for_index, open_for_search
+from .index.guard import open_for_index
 from .index.indexer import Indexer, IndexOptions, walk_policy
 from .index.report import Reporter
-from .interfaces import Embedder, Reranker
 from .search.pipeline import run_search
 from .search.query import compile_query
 from .search.queryvectors import CachedQueries, ModelQueries, QueryVectors
 from .search.request import SearchRequest
+from .serving.errors import RebuildRunning, ServiceClosed
+from .serving.gate import FairGate, cpu_count
+from .serving.loader import ModelLoader
+from .serving.readpool import MAX_IDLE_READERS, READER_MMAP_BYTES, ReadPool
+from .serving.shared import GatedReranker, SharedEmbedder
 from .store.interface import IndexStore
 from .types import IndexSummary, SearchResponse
 from .walker import WalkPolicy
 
 if TYPE_CHECKING:
-    from .index.watcher import BatchOutcome, PathChanges, Watcher
-
-# mmap lets a search read pages straight from the OS page cache instead of copying them into
-# SQLite's own cache; the vector leg scans every vector, so this is most of its I/O (bench figures
-# in bench/README.md). 256 MiB of address space per reader, not memory: pages are shared.
-READER_MMAP_BYTES = 256 * 1024 * 1024
-# Idle read connections kept for reuse. Above this, a burst opens extra connections and closes them
-# after use; an idle one costs a file handle and a small page cache (reads go through mmap).
-MAX_IDLE_READERS = 16
-
-
-def cpu_count() -> int:
-    """Cores this process may use (the affinity mask where the platform has one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # macOS, Windows
-        return max(1, os.cpu_count() or 1)
-
-
-class RebuildRunning(GrooveError):
-    """A second ``rebuild`` while one runs (R7.23): names how long ago the first one started."""
-
-    def __init__(self, started_seconds_ago: float) -> None:
-        self.started_seconds_ago = started_seconds_ago
-        super().__init__(f"rebuild_index is already running, started {int(started_seconds_ago)} s ago")
-
-
-class ServiceClosed(GrooveError):
-    """A call arrived after ``close()``."""
-
-    def __init__(self) -> None:
-        super().__init__("the knowledge base service is shutting down; no new requests are accepted")
-
-
-# --------------------------------------------------------------------------- the model gate
-
-
-class FairGate:
-    """A counting semaphore that admits callers in arrival order.
-
-    ``threading.Semaphore`` lets a thread that just released re-acquire ahead of older waiters;
-    under load that starves some searches (the p95 explodes while the p50 looks fine).
-    """
-
-    def __init__(self, permits: int) -> None:
-        if permits < 1:
-            raise ValueError("a gate needs at least one permit")
-        self.permits = permits
-        lock = threading.Lock()
-        self._cond = threading.Condition(lock)  # entrants wait here
-        self._observers = threading.Condition(lock)  # wait_queued waits here, so entrants never wake it
-        self._free = permits
-        self._next_ticket = 0
-        self._serving = 0
-
-    @property
-    def queued(self) -> int:
-        """Callers waiting for a permit."""
-        with self._cond:
-            return self._next_ticket - self._serving
-
-    def wait_queued(self, count: int, timeout: float) -> bool:
-        """Block until at least ``count`` callers wait (for tests and diagnostics)."""
-        with self._observers:
-            return self._observers.wait_for(lambda: self._next_ticket - self._serving >= count, timeout)
-
-    def __enter__(self) -> None:
-        with self._cond:
-            ticket = self._next_ticket
-            self._next_ticket += 1
-            self._observers.notify_all()
-            self._cond.wait_for(lambda: ticket == self._serving and self._free > 0)
-            self._serving += 1
-            self._free -= 1
-            self._cond.notify_all()  # the next ticket may enter too if a permit is left
-
-    def __exit__(self, *exc: object) -> None:
-        with self._cond:
-            self._free += 1
-            self._cond.notify_all()
-
-
-class ModelLoader:
-    """Loads the models of a server once, in a background thread, so the MCP handshake and the
-    listings never wait for them; every model call waits here until the load has finished.
-
-    A failed load is kept and raised to every caller that needs the model (each search then
-    answers with the plugin's own message), while calls that need no model keep working.
-    """
-
-    def __init__(
-        self, loads: Sequence[Callable[[], None]], on_error: Callable[[BaseException], None]
-    ) -> None:
-        self._loads = tuple(loads)
-        self._on_error = on_error
-        self._done = threading.Event()
-        self._error: BaseException | None = None
-        # Not a daemon: a process that exits early (a bind failure, a signal) waits for the load to
-        # finish, because tearing the interpreter down under onnxruntime's session construction
-        # aborts the process ("terminate called without an active exception", SIGABRT).
-        self._thread = threading.Thread(target=self._run, name="groove-model-load", daemon=False)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            for load in self._loads:
-                load()
-        except BaseException as exc:  # noqa: BLE001 - kept and re-raised to each caller that waits
-            self._error = exc
-            self._on_error(exc)
-        finally:
-            self._done.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the load has finished; raise what it failed with. False on a timeout."""
-        if not self._done.wait(timeout):
-            return False
-        if self._error is not None:
-            raise self._error
-        return True
-
-
-class SharedEmbedder(Embedder):
-    """The one process-wide embedder; query embedding passes the gate (R4.41's embedder lock).
-
-    The wrapped embedder must tolerate concurrent calls (FastEmbed does: an onnxruntime session and
-    a tokenizer are safe to share between threads). ``embed_documents`` is not gated: only the
-    writer calls it, one batch at a time under the write lock, and holding a query permit for a
-    batch of seconds would stall every search behind it.
-    """
-
-    def __init__(self, inner: Embedder, gate: FairGate) -> None:
-        self.inner = inner
-        self.gate = gate
-        self.id = inner.id
-        self.identity = inner.identity
-        self.dimension = inner.dimension
-        self.batch_size = inner.batch_size
-        self.api_version = inner.api_version
-        # Class attributes of Embedder with defaults: without copying them the wrapper would report
-        # the defaults, not the model's window and languages (chunk budgets and fusion read them).
-        self.max_input_tokens = inner.max_input_tokens
-        self.languages = inner.languages
-        self.loader: ModelLoader | None = None  # set while a background load runs (``serve``)
-
-    def __getattr__(self, name: str) -> Any:  # plugin-specific extras (spec, cache_dir, ...)
-        if name in ("inner", "loader"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    def _loaded(self) -> None:
-        if self.loader is not None:
-            self.loader.wait()
-
-    def load(self) -> None:
-        if self.loader is not None:
-            self.loader.wait()
-        else:
-            self.inner.load()  # FastEmbed serialises loading itself; a load is not a model call
-
-    def probe_before_reset(self) -> None:
-        self.inner.probe_before_reset()
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        self._loaded()
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        self._loaded()  # before the gate: a search waiting for the load holds no permit
-        with self.gate:
-            return self.inner.embed_query(text)
-
-
-class _GatedReranker(Reranker):
-    """The reranker shares the gate: it runs on the same cores as the embedder."""
-
-    def __init__(self, inner: Reranker, gate: FairGate) -> None:
-        self.inner = inner
-        self.gate = gate
-        self.id = inner.id
-        self.api_version = inner.api_version
-        self.licence_note = inner.licence_note
-        self.loader: ModelLoader | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("inner", "loader"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    def load(self) -> None:
-        if self.loader is not None:
-            self.loader.wait()
-        else:
-            self.inner.load()
-
-    def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        if self.loader is not None:
-            self.loader.wait()
-        with self.gate:
-            return self.inner.score(query, texts)
-
-
-# --------------------------------------------------------------------------- read connections
-
-
-def _file_identity(db: Path, kb: Path) -> tuple[int, int]:
-    try:
-        st = os.stat(db)
-    except FileNotFoundError:
-        raise IndexMissing(db, kb) from None
-    return st.st_dev, st.st_ino
-
-
-class ReadPool:
-    """Idle read connections, reused most-recent-first so their caches stay warm.
-
-    Never blocks: a caller that finds none idle opens one, and at most ``max_idle`` are kept. Each
-    checkout runs the model guard (three tiny queries) and compares the file's identity with the
-    one the connection was opened on, so a file replaced under a running server (``groove index
-    --force`` from another process) is never read through a stale handle.
-    """
-
-    def __init__(
-        self, db: Path, kb: Path, embedder: Embedder, *, max_idle: int, choice: ModelChoice | None = None
-    ) -> None:
-        self.db = db
-        self.kb = kb
-        self.embedder = embedder
-        self.choice = choice
-        self.max_idle = max_idle
-        self._lock = threading.Lock()
-        self._idle: list[tuple[IndexStore, tuple[int, int]]] = []
-        self._closed = False
-        self.opened = 0  # connections opened so far (for tests and the bench)
-
-    def check(self) -> None:
-        """Fail fast, before a model call, when there is no index to read."""
-        _file_identity(self.db, self.kb)
-
-    def acquire(self) -> tuple[IndexStore, tuple[int, int]]:
-        identity = _file_identity(self.db, self.kb)
-        store = None
-        with self._lock:
-            if self._closed:
-                raise ServiceClosed()
-            while self._idle and store is None:
-                candidate, seen = self._idle.pop()
-                if seen == identity:
-                    store = candidate
-                else:
-                    candidate.close()  # opened on a file that has since been replaced
-        if store is None:
-            return self._open(), identity
-        try:
-            check_model(store, self.embedder, self.kb, self.choice)
-        except BaseException:
-            store.close()
-            raise
-        return store, identity
-
-    def _open(self) -> IndexStore:
-        store = open_for_search(self.db, self.kb, self.embedder, self.choice)
-        store.make_reader(READER_MMAP_BYTES)
-        with self._lock:
-            self.opened += 1
-        return store
-
-    def release(self, store: IndexStore, identity: tuple[int, int], *, reusable: bool) -> None:
-        # A connection still holding a read snapshot (a caller kept an unfinished cursor) is not
-        # handed on: the next caller would read stale data, and checkpoints would stall behind it.
-        # txn_state sees such a statement; in_transaction does not (autocommit mode).
-        keep = reusable and not store.holds_snapshot()
-        with self._lock:
-            if keep and not self._closed and len(self._idle) < self.max_idle:
-                self._idle.append((store, identity))
-                return
-        store.close()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for store, _ in idle:
-            store.close()
-
-
-# --------------------------------------------------------------------------- the service
+    from .index.batch import BatchOutcome, PathChanges
+    from .index.watcher import Watcher
 
 
 class KBService:
@@ -361,7 +79,7 @@ class KBService:
         self.embedder = SharedEmbedder(app.embedder, self.gate)
         self.queries = ModelQueries(self.embedder)  # gated query vectors, the model's own languages
         inner_reranker = app.reranker
-        self.reranker = None if inner_reranker is None else _GatedReranker(inner_reranker, self.gate)
+        self.reranker = None if inner_reranker is None else GatedReranker(inner_reranker, self.gate)
         self.pool = ReadPool(
             app.db,
             app.kb,
@@ -472,8 +190,6 @@ class KBService:
 
     def apply_changes(self, changes: PathChanges, policy: WalkPolicy) -> BatchOutcome:
         """One watcher batch, under the same write lock as ``rebuild`` (R9.6)."""
-        from .index.watcher import BatchIndexer  # watchfiles loads only when watching is used
-
         with self.writer() as store:
             reporter = Reporter(sink=self._log)
             batch = BatchIndexer(
@@ -527,7 +243,10 @@ class KBService:
 
 
 __all__ = [
+    "MAX_IDLE_READERS",
+    "READER_MMAP_BYTES",
     "FairGate",
+    "GatedReranker",
     "KBService",
     "ModelLoader",
     "ReadPool",

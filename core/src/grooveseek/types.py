@@ -2,6 +2,11 @@
 
 Parsers produce ``ParsedDocument`` (a list of ``Section``); chunkers turn it into ``Chunk`` values;
 the indexer stores them; search returns ``Hit`` values wrapped in a ``SearchResponse``.
+
+The fields a chunk carries from the parser to the hit (its lines, symbol kind, anchor, table rows)
+are declared once, in ``ChunkMarks``: ``Section``, ``Chunk``, the store's ``HitRow`` and ``Hit``
+inherit them (keyword-only), and ``ChunkMarks.marks()`` hands them on, so a new field is one line
+here plus its column in the store.
 """
 
 from __future__ import annotations
@@ -15,8 +20,30 @@ if TYPE_CHECKING:
     from .config.model import GrooveConfig
 
 
+@attrs.frozen(kw_only=True)
+class ChunkMarks:
+    """The one definition of the fields a chunk carries unchanged from its section to the hit.
+
+    ``start_line``/``end_line`` are 1-based file lines (None when the format has none);
+    ``symbol_kind`` names a code definition's kind; ``anchor`` is a heading's trailing
+    ``{#anchor}`` id, removed from the heading (docs/retrieval.md); ``table_rows`` are the UTF-8
+    byte ranges ``(start, end)`` of the text that are table rows (``.docx`` / ``.pptx``, R3.66):
+    Python API only, never serialised in MCP or CLI output.
+    """
+
+    start_line: int | None = None
+    end_line: int | None = None
+    symbol_kind: str | None = None
+    anchor: str | None = None
+    table_rows: tuple[tuple[int, int], ...] = ()
+
+    def marks(self) -> dict[str, object]:
+        """These fields by name, to build the next value of a chunk's journey (``**marks()``)."""
+        return {f.name: getattr(self, f.name) for f in attrs.fields(ChunkMarks)}
+
+
 @attrs.frozen
-class Section:
+class Section(ChunkMarks):
     """One unit a parser produces before chunking rules apply (SPEC glossary: Section).
 
     ``heading``/``level`` are None for text before the first heading and for formats without
@@ -28,13 +55,7 @@ class Section:
     level: int | None
     text: str
     context: str = ""
-    start_line: int | None = None
-    end_line: int | None = None
-    symbol_kind: str | None = None
     is_definition: bool = False
-    #: A heading's trailing ``{#anchor}`` id, removed from ``heading`` (docs/retrieval.md).
-    anchor: str | None = None
-    table_rows: tuple[tuple[int, int], ...] = ()
 
 
 @attrs.frozen
@@ -95,7 +116,7 @@ class ChunkSettings:
 
 
 @attrs.frozen
-class Chunk:
+class Chunk(ChunkMarks):
     """The unit that is embedded, full-text indexed and returned by search (SPEC glossary)."""
 
     chunk_index: int
@@ -105,13 +126,7 @@ class Chunk:
     token_count: int
     context: str = ""
     quality_score: float = 1.0
-    start_line: int | None = None
-    end_line: int | None = None
-    symbol_kind: str | None = None
     is_definition: bool = False
-    anchor: str | None = None
-    #: UTF-8 byte ranges of ``content`` that are table rows (R3.66); never serialised.
-    table_rows: tuple[tuple[int, int], ...] = ()
 
 
 @attrs.frozen
@@ -154,7 +169,7 @@ def round_score(score: float) -> float:
 
 
 @attrs.frozen
-class Hit:
+class Hit(ChunkMarks):
     """One search result (SPEC R6.53). Optional fields that are None are omitted on output."""
 
     chunk_id: int
@@ -168,20 +183,12 @@ class Hit:
     content: str
     match_spans: tuple[tuple[int, int], ...] | None = None
     expanded_from: Mapping[str, object] | None = None
-    start_line: int | None = None
-    end_line: int | None = None
-    symbol_kind: str | None = None
     uri: str | None = None
     explain: Mapping[str, object] | None = None  # only with --explain (design): per-leg ranks and scores
-    #: The heading's ``{#anchor}`` id, for a citation link (docs/retrieval.md).
-    anchor: str | None = None
     #: ``path:line`` of the first line of ``content`` when ``content`` is a snippet (docs/mcp.md).
     location: str | None = None
     #: True when ``content`` is a bounded snippet of a longer chunk.
     truncated: bool = False
-    #: R3.66: UTF-8 byte ranges of ``content`` that are .docx/.pptx table rows. Python API only: never
-    #: serialised in MCP or CLI output.
-    table_rows: tuple[tuple[int, int], ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         """The wire shape, keys in R6.53 order, optional keys absent rather than null.

@@ -51,7 +51,8 @@ EMPTY_GOLDEN = (
 )
 
 
-def _k_values(raw: str | None, default: tuple[int, ...]) -> tuple[int, ...]:
+def k_values_of(raw: str | None, default: tuple[int, ...]) -> tuple[int, ...]:
+    """The cut-offs a comma list (``--k``) names, ascending and distinct; ``default`` without one."""
     if raw is None:
         return default
     try:
@@ -216,7 +217,7 @@ def eval_command(
     )
     cfg = app.config
     ks, run_limit = _bounded(
-        _k_values(k_raw, tuple(cfg.eval.k_values)), limit, "--k" if k_raw is not None else "[eval].k_values"
+        k_values_of(k_raw, tuple(cfg.eval.k_values)), limit, "--k" if k_raw is not None else "[eval].k_values"
     )
     golden_set = load_golden(golden_path(golden, cfg.eval.golden, app.kb), app.kb)
     stages = {

@@ -12,7 +12,7 @@ stdout carries nothing but the protocol from the first line of this command on (
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import click
@@ -25,6 +25,9 @@ from ..index.guard import check_folder, check_model, discard_if_still_empty
 from ..store.db import read_only_cause
 from ..store.store import open_store
 from .options import BOOL, config_option, effective_config_path, index_path_of, kb_option, model_option
+
+if TYPE_CHECKING:
+    from ..service import KBService
 
 log = logging.getLogger("grooveseek.serve")
 
@@ -89,15 +92,11 @@ def _report_load_failure(exc: BaseException) -> None:
         log.error("the model failed to load", exc_info=exc)
 
 
-def _start_watcher(service: Any, app: App, no_watch: bool) -> None:
-    """Start the file watcher when enabled and this build has one (the watcher lives in the service)."""
+def _start_watcher(service: KBService, app: App, no_watch: bool) -> None:
+    """Start the file watcher when enabled (the watcher lives in the service)."""
     if no_watch or not app.config.watch.enabled:
         return
-    start = getattr(service, "start_watcher", None)
-    if start is None:
-        log.debug("this build has no file watcher; serving without one")
-        return
-    start()
+    service.start_watcher()
     ids = ", ".join(sorted(app.registry.parsers))
     echo_err(f"watcher started ({app.config.watch.debounce_ms}ms debounce, [{ids}])")
 

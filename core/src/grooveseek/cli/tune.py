@@ -22,7 +22,7 @@ from ..eval.runner import effective_limit, normalize_k_values
 from ..eval.tune import DEFAULT_CONDITION, GRID, TuneVerdict, decide, fusion_snippet
 from ..index.guard import open_for_search
 from ..search.queryvectors import CachedQueries, ModelQueries
-from .eval import _k_values
+from .eval import k_values_of
 from .options import (
     config_option,
     dump_json,
@@ -115,7 +115,7 @@ def tune_command(
         index_path=index_path_of(ctx),
     )
     ks = normalize_k_values(
-        tuple(min(k, MAX_TUNE_K) for k in _k_values(k_raw, tuple(app.config.eval.k_values)))
+        tuple(min(k, MAX_TUNE_K) for k in k_values_of(k_raw, tuple(app.config.eval.k_values)))
     )
     ks = tuple(sorted(set(ks) | {5}))  # nDCG@5 is the primary metric
     run_limit = effective_limit(ks, limit)

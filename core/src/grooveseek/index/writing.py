@@ -5,11 +5,15 @@ stored vectors of chunks whose embedding input did not change, and embedding eac
 once), then writes each file in its own transaction. An endpoint's refusal of one file's input
 skips that file and keeps its rows (R5.16); any other ``ModelError`` the embedder raises is its
 word that the model or endpoint failed, and stops the run (R4.19, R5.16). Any other exception (a
-plugin bug, a crash on odd input) and any failed write is a skip through the indexer's guard
-(``Indexer._guarded``): a failed batch is retried file by file, and a file whose text fails while
+plugin bug, a crash on odd input) and any failed write is a skip through the run's file guard
+(``runstate.FileGuard``): a failed batch is retried file by file, and a file whose text fails while
 the model still embeds a probe text is skipped; when the probe fails too, no file is at fault and
-the run stops (``RunFailed``). The writer reads and
-updates its indexer's counters, lines and settled set, so the watcher's own wording applies here.
+the run stops (``RunFailed``). The writer updates the run's ``RunState`` (counters, lines, settled
+set), so the watcher's own wording applies here.
+
+``add`` collects prepared files until ``EMBED_BATCH_CHUNKS`` chunks wait, then embeds and writes
+them as one batch; ``flush`` writes what is left. These are the "embed" and "write" stages of
+``index/stages.py``; today one transaction per file writes the rows and their vectors together.
 
 Inside ``parallel()`` (an index run, ``index/workers.py``), a batch goes to the worker processes and is
 written at the next flush, so this process parses and writes while they embed; one batch is in
@@ -18,22 +22,25 @@ flight at most, and batches are written in the order they were read.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
 
 from ..errors import EmbeddingRejected, GrooveError, ModelError
-from ..interfaces import FloatArray
-from ..store.store import DocumentRecord, StoredDoc
+from ..interfaces import Embedder, FloatArray
+from ..store.interface import IndexStore
+from ..store.records import DocumentRecord, StoredDoc
 from ..types import Chunk
+from .runstate import FileGuard, RunState
 from .safety import PROBE_TEXT, RunFailed, failure_reason
 from .workers import EmbedWorkers
 
-if TYPE_CHECKING:
-    from .indexer import Indexer
+__all__ = ["EMBED_BATCH_CHUNKS", "Prepared", "Writer", "embedding_input", "reusable_vectors"]
+
+# Chunks collected across files before one embedding batch.
+EMBED_BATCH_CHUNKS = 64
 
 
 @attrs.frozen
@@ -64,14 +71,52 @@ def embedding_input(context: str, content: str) -> str:
     return f"{context}\n\n{content}" if context else content
 
 
-class Writer:
-    """The embedding and writing half of one ``Indexer`` run."""
+def reusable_vectors(
+    store: IndexStore, row: StoredDoc | None, chunks: Sequence[Chunk]
+) -> dict[int, FloatArray]:
+    """The stored vectors of this file's chunks whose embedding input is unchanged, by position."""
+    if row is None:
+        return {}
+    old = {embedding_input(ctx, content): cid for cid, ctx, content in store.chunk_inputs(row.id)}
+    wanted = {
+        i: old[t] for i, t in enumerate(embedding_input(c.context, c.content) for c in chunks) if t in old
+    }
+    stored = store.vectors_for(list(wanted.values()))
+    return {i: stored[cid] for i, cid in wanted.items() if cid in stored}
 
-    def __init__(self, host: Indexer) -> None:
-        self.host = host
+
+class Writer:
+    """The embed and write stages of one run or watcher batch."""
+
+    def __init__(
+        self,
+        store: IndexStore,
+        embedder: Embedder,
+        state: RunState,
+        guard: FileGuard,
+        warn: Callable[[str], None],
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.state = state
+        self.guard = guard
+        self.warn = warn
         self.workers: EmbedWorkers | None = None
+        self._pending: list[Prepared] = []
         # The batch the workers are embedding while this process parses the next one.
         self._inflight: tuple[list[Prepared], list[str], int] | None = None
+
+    def add(self, prepared: Prepared) -> None:
+        """Queue one prepared file; embed and write the queue once it holds a batch of chunks."""
+        self._pending.append(prepared)
+        if sum(len(p.chunks) for p in self._pending) >= EMBED_BATCH_CHUNKS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Embed and write every queued file (with workers: hand them over, see ``write_batch``)."""
+        batch, self._pending = self._pending, []
+        if batch:
+            self.write_batch(batch)
 
     @contextmanager
     def parallel(self, count: int) -> Iterator[EmbedWorkers]:
@@ -80,7 +125,7 @@ class Writer:
         A batch handed to the workers is written at the next flush, or when the block ends; a block
         left by an exception drops it (the run failed; its files keep their rows).
         """
-        self.workers = workers = EmbedWorkers(self.host.embedder, count, self.host.reporter.warn)
+        self.workers = workers = EmbedWorkers(self.embedder, count, self.warn)
         failed = True
         try:
             yield workers
@@ -91,7 +136,7 @@ class Writer:
             self.workers = None
             workers.close(now=failed)
 
-    def flush(self, batch: list[Prepared]) -> None:
+    def write_batch(self, batch: list[Prepared]) -> None:
         """Embed one batch and write each file in its own transaction; with workers, hand it to
         them and write the batch they embedded before."""
         ticket = None
@@ -102,7 +147,7 @@ class Writer:
             self.drain()
             self.flush_here(batch)
             return
-        self.host.counts.accepted_batches += 1
+        self.state.counts.accepted_batches += 1
         previous, self._inflight = self._inflight, (batch, texts, ticket)
         if previous is not None:
             self.finish(*previous)
@@ -127,12 +172,11 @@ class Writer:
             return
         fresh = dict(zip(texts, vectors, strict=True))
         for prepared, file_vectors in zip(batch, self.assemble(batch, fresh), strict=True):
-            with self.host._guarded(prepared.rel):
+            with self.guard.file(prepared.rel):
                 self.write(prepared, file_vectors)
 
     def flush_here(self, batch: list[Prepared]) -> None:
         """Embed one batch in this process now and write it."""
-        host = self.host
         try:
             vectors = self.embed(batch)
         except EmbeddingRejected as exc:
@@ -147,33 +191,20 @@ class Writer:
             self.write_each(batch)
             return
         for prepared, file_vectors in zip(batch, vectors, strict=True):
-            with host._guarded(prepared.rel):
+            with self.guard.file(prepared.rel):
                 self.write(prepared, file_vectors)
 
     def write_each(self, batch: list[Prepared]) -> None:
         for prepared in batch:
-            with self.host._guarded(prepared.rel):
+            with self.guard.file(prepared.rel):
                 self.write_one(prepared)
 
     def write(self, prepared: Prepared, vectors: FloatArray) -> None:
-        host = self.host
-        host.store.replace_document(prepared.record, prepared.chunks, vectors)
-        host._settled.add(prepared.rel)
-        host.counts.updated += 1
-        host.lines.indexed(prepared.rel, len(prepared.chunks))
-
-    def reusable(self, row: StoredDoc | None, chunks: Sequence[Chunk]) -> dict[int, FloatArray]:
-        """The stored vectors of this file's chunks whose embedding input is unchanged."""
-        if row is None:
-            return {}
-        old = {
-            embedding_input(ctx, content): cid for cid, ctx, content in self.host.store.chunk_inputs(row.id)
-        }
-        wanted = {
-            i: old[t] for i, t in enumerate(embedding_input(c.context, c.content) for c in chunks) if t in old
-        }
-        stored = self.host.store.vectors_for(list(wanted.values()))
-        return {i: stored[cid] for i, cid in wanted.items() if cid in stored}
+        """One file's rows and vectors in one transaction."""
+        self.store.replace_document(prepared.record, prepared.chunks, vectors)
+        self.state.settled.add(prepared.rel)
+        self.state.counts.updated += 1
+        self.state.lines.indexed(prepared.rel, len(prepared.chunks))
 
     def embed(self, batch: list[Prepared]) -> list[FloatArray]:
         """Every chunk's vector, per file: reused ones as stored, the rest embedded once per
@@ -200,18 +231,18 @@ class Writer:
         try:
             # In this process: a batch the workers take goes through ``flush``; this is a batch
             # they were not (yet) taking, or one file retried on its own.
-            vectors = self.host.embedder.embed_documents(texts)
+            vectors = self.embedder.embed_documents(texts)
         except EmbeddingRejected as exc:
-            self.host.counts.accepted_batches += exc.accepted
+            self.state.counts.accepted_batches += exc.accepted
             raise
-        self.host.counts.accepted_batches += 1
+        self.state.counts.accepted_batches += 1
         return vectors
 
     def judge(self, prepared: Prepared, exc: BaseException) -> ModelError:
         """The error for one file's failed embedding: the file's own (a skip) when the model still
         embeds a probe text, else ``RunFailed`` is raised, since no file is at fault (R4.19)."""
         try:
-            self.host.embedder.embed_documents([PROBE_TEXT])
+            self.embedder.embed_documents([PROBE_TEXT])
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as probe:  # the model itself is broken
@@ -235,10 +266,9 @@ class Writer:
 
     def rejected(self, prepared: Prepared, status: int) -> None:
         # Vectors of the file's earlier requests went with the exception; its row stays as it was.
-        self.host.counts.skipped += 1
-        self.host.counts.rejected_paths.append(prepared.rel)
-        self.host.counts.skips.append(
-            (prepared.rel, f"embedding endpoint rejected the input (HTTP {status})")
-        )
-        self.host.lines.rejected(prepared.rel, status)
-        self.host._settled.add(prepared.rel)
+        counts = self.state.counts
+        counts.skipped += 1
+        counts.rejected_paths.append(prepared.rel)
+        counts.skips.append((prepared.rel, f"embedding endpoint rejected the input (HTTP {status})"))
+        self.state.lines.rejected(prepared.rel, status)
+        self.state.settled.add(prepared.rel)

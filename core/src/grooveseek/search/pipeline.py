@@ -48,11 +48,7 @@ def _hit(row: HitRow, score: float) -> Hit:
         date=row.date,
         tags=row.tags,
         content=row.content,
-        start_line=row.start_line,
-        end_line=row.end_line,
-        symbol_kind=row.symbol_kind,
-        anchor=row.anchor,
-        table_rows=row.table_rows,
+        **row.marks(),  # type: ignore[arg-type]
     )
 
 

@@ -15,7 +15,7 @@ from ..cjk import fold
 from ..interfaces import FloatArray
 from ..types import Chunk
 from .core import SqlCore
-from .records import DocumentRecord, _now
+from .records import DocumentRecord, now_utc
 
 
 class DocumentWrites:
@@ -50,7 +50,7 @@ class DocumentWrites:
             rec.date,
             rec.content_hash,
             rec.size_bytes,
-            _now(),
+            now_utc(),
         )
         doc_id = self._doc_id(rec.path)
         if doc_id is not None:

@@ -172,11 +172,11 @@ class Queries:
                 r[9],
                 r[10],
                 r[11],
-                r[12],
-                r[13],
-                r[14],
-                r[15],
-                table_rows,
+                start_line=r[12],
+                end_line=r[13],
+                symbol_kind=r[14],
+                anchor=r[15],
+                table_rows=table_rows,
             )
         return out
 

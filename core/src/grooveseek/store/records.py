@@ -6,6 +6,8 @@ from datetime import UTC, datetime
 
 import attrs
 
+from ..types import ChunkMarks
+
 # R4.8/R4.38: the content hash of a row its parser's new policy has not settled yet. It never equals
 # a SHA-256, so every later run reads the file as changed until it indexes; it never pairs (R4.21).
 AWAITING_REPARSE = "awaiting-reparse"
@@ -44,8 +46,9 @@ class StoredDoc:
 
 
 @attrs.frozen
-class HitRow:
-    """Everything search needs to build a Hit for one chunk."""
+class HitRow(ChunkMarks):
+    """Everything search needs to build a Hit for one chunk; the chunk's marks (lines, symbol kind,
+    anchor, table rows) are ``ChunkMarks``', keyword-only."""
 
     chunk_id: int
     path: str
@@ -59,12 +62,7 @@ class HitRow:
     token_count: int
     chunk_index: int
     level: int | None
-    start_line: int | None
-    end_line: int | None
-    symbol_kind: str | None
-    anchor: str | None = None
-    table_rows: tuple[tuple[int, int], ...] = ()
 
 
-def _now() -> str:
+def now_utc() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

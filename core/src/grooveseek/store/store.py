@@ -20,7 +20,14 @@ from ..errors import StoreError
 from ..types import SearchFilters
 from . import scan
 from .core import SqlCore
-from .db import connect, connect_for_check, directory_message, is_real_directory, unusable_message
+from .db import (
+    connect,
+    connect_for_check,
+    directory_message,
+    is_database_failure,
+    is_real_directory,
+    unusable_message,
+)
 from .documents import DocumentWrites
 from .graph import GraphQueries
 from .interface import IndexStore
@@ -163,6 +170,10 @@ class Store:
                 f"{self.path.parent} writable for this user (for example chmod "
                 "u+w), then run the command again."
             )
+
+    def is_failure(self, exc: BaseException) -> bool:
+        """SQLite's word that the file failed (full, I/O, locked, corrupt), or a ``StoreError``."""
+        return is_database_failure(exc)
 
     def holds_snapshot(self) -> bool:
         """True while a statement or transaction keeps a read snapshot open on this connection."""

@@ -27,10 +27,17 @@ from typing import Any, ClassVar
 
 import attrs
 
-from grooveseek.chunking import closes_fence, fence_marker
-from grooveseek.interfaces import Parser
-from grooveseek.text import decode_text, raw_text, split_anchor
-from grooveseek.types import ParseContext, ParsedDocument, Section
+from grooveseek import (
+    ParseContext,
+    ParsedDocument,
+    Parser,
+    Section,
+    closes_fence,
+    decode_text,
+    fence_marker,
+    raw_text,
+    split_anchor,
+)
 
 from . import yamlcore
 
