@@ -43,6 +43,7 @@ from .index.guard import ModelChoice, check_model, open_for_index, open_for_sear
 from .index.indexer import Indexer, IndexOptions, walk_policy
 from .index.report import Reporter
 from .interfaces import Embedder, Reranker
+from .langmix import query_route
 from .search.pipeline import run_search
 from .search.query import compile_query
 from .search.request import SearchRequest
@@ -234,13 +235,18 @@ class _Precomputed(Embedder):
         self.id, self.identity, self.dimension = shared.id, shared.identity, shared.dimension
         self._text = text
         self._vector = vector
+        # Issue 26: the composite routes by the index's language mix, which run_search binds under
+        # the read snapshot; a vector computed under another routing is computed again there.
+        self._route = query_route(shared, text)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self.shared.embed_documents(texts)
 
     def embed_query(self, text: str) -> np.ndarray:
         # Any other text (should the pipeline ever embed something else) still gets a real vector.
-        return self._vector if text == self._text else self.shared.embed_query(text)
+        if text == self._text and query_route(self.shared, text) == self._route:
+            return self._vector
+        return self.shared.embed_query(text)
 
 
 class _GatedReranker(Reranker):

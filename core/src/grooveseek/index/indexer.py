@@ -28,6 +28,8 @@ from ..errors import ReadRefused
 from ..fieldschema import FIELD_PARSERS, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
 from ..interfaces import Embedder, Parser
+from ..langmix import META_KEY as LANGUAGE_MIX_KEY
+from ..langmix import language_mix_meta
 from ..names import shown
 from ..quality import quality_score
 from ..registry import Registry
@@ -530,6 +532,9 @@ class Indexer:
         if not self._fields_unsettled:  # R4.39: recorded once the run completes
             meta["declared_fields"] = json.dumps(list(self.schema.declared), ensure_ascii=False)
         meta[LAST_RUN_SKIPS] = skips_json(self.counts.skips)
+        c = self.counts
+        if c.updated or c.deleted or c.renamed or self.store.meta(LANGUAGE_MIX_KEY) is None:
+            meta.update(language_mix_meta(self.store))  # issue 26: the composite's query routing
         self.store.finish_run(meta, unsettled)
 
     def _summary(self, started: float, not_addressable: int) -> IndexSummary:

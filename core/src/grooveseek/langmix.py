@@ -1,0 +1,73 @@
+"""The index's language mix (issues 26, 27): how many chunks are mostly CJK, recorded at index time.
+
+The composite embedder embeds a mostly-CJK chunk with the parts that read CJK only, so which part
+has read most of an index depends on its notes' languages; query routing needs that share
+(``composite.query_parts``). The indexer records it in ``index_meta`` after every run that changed
+chunks (``language_mix_meta``); searches read it back (``bind_index_languages``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .cjk import mostly_cjk
+from .interfaces import Embedder
+from .store.interface import IndexStore
+
+#: index_meta key: ``{"chunks": n, "mostly_cjk": k}``.
+META_KEY = "chunk_languages"
+
+
+def language_mix_meta(store: IndexStore) -> dict[str, str | None]:
+    """The meta entry for the whole index as it stands: every chunk's text, tested once (linear)."""
+    chunks = cjk = 0
+    for _path, _heading, _context, content in store.chunk_texts():
+        chunks += 1
+        cjk += mostly_cjk(content)
+    return {META_KEY: json.dumps({"chunks": chunks, "mostly_cjk": cjk})}
+
+
+def english_share(store: IndexStore) -> float | None:
+    """The share of chunks that are not mostly CJK; None when not recorded (an older index) or empty."""
+    raw = store.meta(META_KEY)
+    if not raw:
+        return None
+    try:
+        mix = json.loads(raw)
+        chunks, cjk = int(mix["chunks"]), int(mix["mostly_cjk"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return (chunks - cjk) / chunks if chunks > 0 else None
+
+
+def _composite(embedder: Any) -> Any:
+    """The composite behind any wrapper (the service's ``SharedEmbedder``, a precomputed query)."""
+    from .composite import CompositeEmbedder
+
+    seen = 0
+    while embedder is not None and seen < 8:
+        if isinstance(embedder, CompositeEmbedder):
+            return embedder
+        embedder = embedder.__dict__.get("inner") or embedder.__dict__.get("shared")
+        seen += 1
+    return None
+
+
+def bind_index_languages(embedder: Embedder, store: IndexStore) -> None:
+    """Hand the index's recorded mix to the composite (if ``embedder`` is or wraps one), so its
+    query routing sees the notes' languages; a no-op for any other embedder."""
+    target = _composite(embedder)
+    if target is not None:
+        target.english_share = english_share(store)
+
+
+def query_route(embedder: Embedder, text: str) -> tuple[int, ...] | None:
+    """The parts the composite behind ``embedder`` would embed ``text`` with now (None: not a
+    composite), so a query vector computed ahead of the search can be checked against it."""
+    from .composite import query_parts
+
+    target = _composite(embedder)
+    if target is None:
+        return None
+    return query_parts(target.part_languages, text, target.english_share)
