@@ -176,13 +176,6 @@ def test_the_filler_keeps_similarity_and_is_blind_to_queries():
     assert np.abs(queries @ fa.T).mean() < 0.1  # about 1/sqrt(384) = .05: no query finds it
 
 
-def test_japanese_chunks_are_counted_against_the_window_of_the_part_that_reads_them():
-    _en, _multi, both = _pair()
-    # "en" counts 2 per character in a 256 window; "multi" 1 per character in a 512 window.
-    assert both.count_tokens(["abcd"]) == [8]  # read by both: the English part's count is larger
-    assert both.count_tokens(["配列をコピー"]) == [3]  # read by multi alone: 6 * 256 / 512
-
-
 def test_an_english_query_over_mostly_japanese_notes_goes_to_the_part_that_read_them():
     en, multi, both = _pair()
     assert query_parts(both.part_languages, "copy an array", 0.9) == (0,)

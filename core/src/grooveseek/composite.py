@@ -130,8 +130,7 @@ class CompositeEmbedder(Embedder):
         self.identity = SEPARATOR.join(p.identity for p in parts)
         self.dimension = sum(int(p.dimension) for p in parts)
         self.batch_size = min(int(p.batch_size) for p in parts)
-        # The window chunks are sized in: the narrowest part's. ``count_tokens`` counts each text
-        # against the parts that will read it, in this window's units (issue 26).
+        # Chunks are sized for the narrowest window, so every part that embeds a chunk reads all of it.
         self.max_input_tokens = min(int(p.max_input_tokens) for p in parts)
         self.languages = tuple(dict.fromkeys(lang for p in parts for lang in p.languages))
         #: The index's share of chunks that are not mostly CJK (``bind_index_languages``); None
@@ -158,21 +157,14 @@ class CompositeEmbedder(Embedder):
             part.load()
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """Per text, the largest share of a reading part's window it fills, in the narrowest
-        window's tokens: ``ceil(count_p * narrowest / window_p)`` over the parts that embed it. A
-        Japanese text read by USE alone (window 512) counts half its USE tokens against minilm's
-        256, so Japanese pieces are sized for the model that reads them (issue 26)."""
-        readers = [document_parts(self.part_languages, t) for t in texts]
-        out = [0] * len(texts)
-        for i, part in enumerate(self.parts):
-            chosen = [n for n, parts in enumerate(readers) if i in parts]
-            if not chosen:
-                continue
-            counts = part.count_tokens([texts[n] for n in chosen])
-            window = int(part.max_input_tokens)
-            for n, c in zip(chosen, counts, strict=True):
-                out[n] = max(out[n], -(-int(c) * self.max_input_tokens // window))
-        return out
+        """Counted by the part with the narrowest window: its count is the one a chunk must fit.
+
+        Japanese chunks are sized for minilm's window too, although only USE embeds them: sized
+        for USE's (512), js-primer fell from .758 to .698 nDCG@10 (hybrid; every leg lost) for 1 %
+        less index CPU, since USE costs little per chunk (docs/models.md, issue 26).
+        """
+        narrowest = min(self.parts, key=lambda p: int(p.max_input_tokens))
+        return narrowest.count_tokens(texts)
 
     def probe_before_reset(self) -> None:
         for part in self.parts:
