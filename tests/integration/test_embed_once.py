@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import attrs
 import numpy as np
@@ -27,10 +26,20 @@ from grooveseek.service import KBService
 pytestmark = pytest.mark.model
 
 NOTES = {
-    "arrays.md": "# 配列\n\n## 配列のコピー\n\n配列を複製するには slice メソッドかスプレッド構文を使います。元の配列は変わりません。\n",
-    "strings.md": "# 文字列\n\n## 文字列の置換\n\n文字列の一部を置き換えるには replace メソッドを使います。正規表現も渡せます。\n",
-    "async.md": "# 非同期処理\n\n## 例外処理\n\n非同期処理で起きた例外は catch メソッドか try 文で受け取ります。\n",
-    "json.md": "# JSON\n\n## Parsing JSON\n\nJSON.parse turns a string of JSON text into a JavaScript value.\n",
+    "arrays.md": (
+        "# 配列\n\n## 配列のコピー\n\n"
+        "配列を複製するには slice メソッドかスプレッド構文を使います。元の配列は変わりません。\n"
+    ),
+    "strings.md": (
+        "# 文字列\n\n## 文字列の置換\n\n"
+        "文字列の一部を置き換えるには replace メソッドを使います。正規表現も渡せます。\n"
+    ),
+    "async.md": (
+        "# 非同期処理\n\n## 例外処理\n\n非同期処理で起きた例外は catch メソッドか try 文で受け取ります。\n"
+    ),
+    "json.md": (
+        "# JSON\n\n## Parsing JSON\n\nJSON.parse turns a string of JSON text into a JavaScript value.\n"
+    ),
 }
 
 
@@ -60,12 +69,8 @@ def app(tmp_path_factory: pytest.TempPathFactory):
 def _rows(app) -> dict[str, np.ndarray]:
     store = open_for_search(app.db, app.kb, app.embedder)
     try:
-        paths = {
-            cid: path
-            for cid, path in store.conn.execute(
-                "select c.id, d.path from chunks c join documents d on d.id = c.document_id"
-            )
-        }
+        sql = "select c.id, d.path from chunks c join documents d on d.id = c.document_id"
+        paths = dict(store.conn.execute(sql))
         vectors = store.vectors_for(list(paths))
         mix = json.loads(store.meta(META_KEY) or "{}")
         assert mix["chunks"] == len(paths) and 4 * mix["mostly_cjk"] == 3 * mix["chunks"]
