@@ -58,6 +58,7 @@ CONFIGS = {
 }
 FETCH = 50
 DUMP: dict = {}
+DOC_CJK_SHARE = 0.5
 K = 10
 
 
@@ -240,14 +241,16 @@ class Simulation:
     def __init__(self, store, embedder, table) -> None:
         import numpy as np
 
-        from grooveseek.cjk import mostly_cjk
+        from grooveseek.cjk import cjk_share
 
         self.embedder = embedder
         ids = sorted(table)
         vectors = store.vectors_for(ids)
         self.ids = np.array([i for i in ids if i in vectors])
         self.rows = np.stack([vectors[i] for i in self.ids]).astype(np.float32)
-        self.cjk = np.array([mostly_cjk(table[i][2]) for i in self.ids])
+        # --doc-cjk-share: the share of CJK letters above which a chunk counts as Japanese for the
+        # simulated designs (the product's rule is D-FUSE.1's, more than half).
+        self.cjk = np.array([cjk_share(table[i][2]) > DOC_CJK_SHARE for i in self.ids])
         self.parts = embedder.parts
         self.offsets = [0]
         for p in self.parts:
@@ -385,9 +388,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--work", default=str(ROOT / "bench" / "work" / "quality"))
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--simulate", action="store_true", help="re-score the embed-once designs")
+    parser.add_argument("--doc-cjk-share", type=float, default=0.5, help="--simulate: Japanese chunk rule")
     parser.add_argument("--no-cost", action="store_true", help="skip the per-part embedding cost sample")
     parser.add_argument("--variants", default="", help="regex of extra variant rows to print")
     args = parser.parse_args(argv)
+    global DOC_CJK_SHARE
+    DOC_CJK_SHARE = args.doc_cjk_share
     from grooveseek.eval.golden import parse_golden
 
     shared = Path(args.shared)
@@ -410,7 +416,10 @@ def main(argv: list[str]) -> int:
             results[(config, corpus)] = evaluate(app, golden, types, args.simulate)
             DUMP["expected"] = [[[e.path, e.heading] for e in q.expected] for q in golden.queries]
             DUMP["types"] = types
-            (Path(args.work) / config / corpus / "legs.json").write_text(json.dumps(DUMP, ensure_ascii=False))
+            suffix = "" if DOC_CJK_SHARE == 0.5 else f"-{DOC_CJK_SHARE}"
+            (Path(args.work) / config / corpus / f"legs{suffix}.json").write_text(
+                json.dumps(DUMP, ensure_ascii=False)
+            )
             if args.simulate and not args.no_cost:
                 from grooveseek.index.guard import open_for_search
 

@@ -196,3 +196,20 @@ def test_scores_of_a_multilingual_query_are_comparable_across_full_and_partial_r
     query = both.embed_query("配列のコピー")
     own = multi.embed_documents(texts) @ multi.embed_query("配列のコピー")
     assert np.allclose(stored @ query, own / np.sqrt(2), atol=1e-5)
+
+
+def test_a_query_routed_to_both_parts_scores_each_row_over_the_parts_it_has():
+    en, multi, both = _pair()
+    texts = ["copy an array", "配列をコピーする方法です"]
+    rows = both.embed_documents(texts)
+    assert both.present(rows[0]) == (0, 1) and both.present(rows[1]) == (1,)
+    both.english_share = 0.2
+    query = both.embed_query("copy an array")
+    assert both.routed(query) == (0, 1)
+    cos_en = float(en.embed_documents(texts[:1])[0] @ en.embed_query("copy an array"))
+    cos_multi = multi.embed_documents(texts) @ multi.embed_query("copy an array")
+    assert both.mean_cosine(query, rows[0]) == pytest.approx((cos_en + cos_multi[0]) / 2, abs=1e-5)
+    assert both.mean_cosine(query, rows[1]) == pytest.approx(cos_multi[1], abs=1e-5)
+    # A part's slot alone, back at unit length, is what each per-part scan uses.
+    only_multi = both.slot(query, 1)
+    assert not only_multi[:8].any() and np.isclose(np.linalg.norm(only_multi), 1.0)

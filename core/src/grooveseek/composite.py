@@ -222,6 +222,54 @@ class CompositeEmbedder(Embedder):
             out[self._offsets[i] : self._offsets[i + 1]] = vector * scale
         return out
 
+    def routed(self, query_vector: FloatArray) -> tuple[int, ...]:
+        """The parts a query vector was embedded by: those whose slot is not all zero."""
+        return tuple(
+            i for i in range(len(self.parts)) if query_vector[self._offsets[i] : self._offsets[i + 1]].any()
+        )
+
+    def slot(self, vector: FloatArray, part: int) -> FloatArray:
+        """``vector`` with every slot but ``part``'s zeroed, scaled back to unit length."""
+        import numpy as np
+
+        out = np.zeros_like(vector)
+        lo, hi = self._offsets[part], self._offsets[part + 1]
+        piece = vector[lo:hi]
+        out[lo:hi] = piece / max(float(np.linalg.norm(piece)), 1e-12)
+        return out
+
+    def present(self, row: FloatArray) -> tuple[int, ...]:
+        """The parts that embedded a stored row: a part whose slot is another part's vector through
+        ``filler`` did not."""
+        import numpy as np
+
+        scale = self._scale
+        slots = [row[self._offsets[i] : self._offsets[i + 1]] / scale for i in range(len(self.parts))]
+        absent = set()
+        for i, part in enumerate(self.parts):
+            for j, other in enumerate(slots):
+                if j != i and j not in absent:
+                    projected = filler(other[None, :], int(part.dimension))[0]
+                    if np.allclose(slots[i], projected, atol=1e-3):
+                        absent.add(i)
+                        break
+        return tuple(i for i in range(len(self.parts)) if i not in absent)
+
+    def mean_cosine(self, query_vector: FloatArray, row: FloatArray) -> float:
+        """The mean cosine, over the parts the query was routed to that embedded ``row``, of the
+        query's and the row's vectors in that part (0 when none did)."""
+        import numpy as np
+
+        chosen = [i for i in self.routed(query_vector) if i in self.present(row)]
+        if not chosen:
+            return 0.0
+        total = 0.0
+        for i in chosen:
+            lo, hi = self._offsets[i], self._offsets[i + 1]
+            q, r = query_vector[lo:hi], row[lo:hi]
+            total += float(np.dot(q, r) / max(float(np.linalg.norm(q) * np.linalg.norm(r)), 1e-12))
+        return total / len(chosen)
+
     def _check(self, part: Embedder, array: FloatArray, shape: tuple[int, ...]) -> None:
         if array.shape != shape:
             raise ModelError(

@@ -10,6 +10,7 @@ import attrs
 
 from ..cjk import query_bigrams
 from ..interfaces import Embedder
+from ..langmix import routed_knn
 from ..store.interface import IndexStore
 from .query import CompiledQuery
 from .request import SearchRequest
@@ -58,7 +59,8 @@ def vector_leg(
     quality = req.filters.min_quality
     filtered = attrs.evolve(req.filters, min_quality=0.0).active or bool(excluded)
     vector = embedder.embed_query(compiled.positive_text)
-    candidates = store.knn(vector, min(fetch_size(n, filtered), MAX_KNN), quality)
+    # issue 26: a query routed to several composite parts is scored over the parts each row has
+    candidates = routed_knn(store, embedder, vector, min(fetch_size(n, filtered), MAX_KNN), quality)
     if filtered:
         passing = store.passing_chunk_ids([cid for cid, _ in candidates], req.filters)
         candidates = [(cid, d) for cid, d in candidates if cid in passing and cid not in excluded]
