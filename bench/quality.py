@@ -388,7 +388,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--work", default=str(ROOT / "bench" / "work" / "quality"))
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--simulate", action="store_true", help="re-score the embed-once designs")
-    parser.add_argument("--doc-cjk-share", type=float, default=0.5, help="--simulate: Japanese chunk rule")
+    parser.add_argument(
+        "--doc-cjk-share",
+        type=float,
+        default=0.5,
+        help="--simulate: a chunk with more than this share of CJK letters counts as Japanese (the "
+        "product's rule is composite.DOCUMENT_CJK_SHARE)",
+    )
     parser.add_argument("--no-cost", action="store_true", help="skip the per-part embedding cost sample")
     parser.add_argument("--variants", default="", help="regex of extra variant rows to print")
     args = parser.parse_args(argv)

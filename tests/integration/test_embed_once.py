@@ -73,7 +73,7 @@ def _rows(app) -> dict[str, np.ndarray]:
         paths = dict(store.conn.execute(sql))
         vectors = store.vectors_for(list(paths))
         mix = json.loads(store.meta(META_KEY) or "{}")
-        assert mix["chunks"] == len(paths) and 4 * mix["mostly_cjk"] == 3 * mix["chunks"]
+        assert mix["chunks"] == len(paths) and 4 * mix["cjk"] == 3 * mix["chunks"]
         assert english_share(store) == pytest.approx(0.25)
     finally:
         store.close()

@@ -2,8 +2,9 @@
 
 A model id such as ``minilm-l6-int8+use-multilingual-v3`` names a *composite*: each part is an
 installed embedder, loaded through its own entry point. Each chunk is embedded once by every part
-that reads its language, and only by those (``document_parts``, issue 26): a mostly-CJK chunk by the
-parts that read CJK (USE), any other chunk by every part (minilm and USE). So a Japanese chunk
+that reads its language, and only by those (``document_parts``, issue 26): a chunk more than a fifth
+of whose letters are kanji or kana by the parts that read CJK (USE), any other chunk by every part
+(minilm and USE). So a Japanese chunk
 costs one USE call and no minilm call, an English chunk both, and every chunk has the multilingual
 part's vector, which is what cross-lingual queries need.
 
@@ -31,7 +32,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 
-from .cjk import covers_cjk, mostly_cjk
+from .cjk import cjk_share, covers_cjk, mostly_cjk
 from .errors import ModelError
 from .interfaces import Embedder, FloatArray
 
@@ -52,14 +53,28 @@ def component_ids(model_id: str) -> tuple[str, ...]:
     return tuple(model_id.split(SEPARATOR)) if SEPARATOR in model_id else (model_id,)
 
 
+#: A chunk more than this share of whose letters are kanji or kana is Japanese (or Chinese, Korean)
+#: for embedding: only the parts that read CJK embed it. Lower than a query's "mostly CJK" (one
+#: half, D-FUSE.1) on purpose: Japanese prose around code (js-primer: 36 % of chunks are under one
+#: half, 12 % under one fifth) is read by USE, which reads both scripts, while minilm would read
+#: only the Latin part, at eight times USE's cost per chunk. Measured on js-primer (docs/models.md):
+#: at 0.5, hybrid .771 and cross-lingual .545; at 0.2, .774 and .622, with a third of the minilm work.
+DOCUMENT_CJK_SHARE = 0.2
+
+
+def reads_as_cjk(text: str) -> bool:
+    """Whether a chunk counts as CJK text for embedding (``DOCUMENT_CJK_SHARE``)."""
+    return cjk_share(text) > DOCUMENT_CJK_SHARE
+
+
 def document_parts(languages: Sequence[Sequence[str]], text: str) -> tuple[int, ...]:
     """Which parts embed a chunk's ``text``: every part that reads its language (issue 26).
 
-    A mostly-CJK text (D-FUSE.1's test) is read by the parts whose languages cover CJK; any other
-    text by every part. When no part reads CJK, every part embeds every text (as before issue 26).
+    A CJK text (``reads_as_cjk``) is read by the parts whose languages cover CJK; any other text by
+    every part. When no part reads CJK, every part embeds every text (as before issue 26).
     """
     everyone = tuple(range(len(languages)))
-    if not mostly_cjk(text):
+    if not reads_as_cjk(text):
         return everyone
     chosen = tuple(i for i, langs in enumerate(languages) if covers_cjk(langs))
     return chosen or everyone
@@ -75,7 +90,7 @@ def query_parts(
     its own language a specialist ranks better than a generalist: npm-docs, vector leg, minilm .508
     against USE .414 on the same chunks), and also to the parts that read CJK when the specialists
     embedded less than half of the index (``english_share`` < 0.5, the share of chunks that are not
-    mostly CJK; None when the index has not recorded it). An English query over mostly-Japanese
+    CJK text; None when the index has not recorded it). An English query over mostly-Japanese
     notes is then ranked by the model that read them as well as by the one that reads its words
     (identifiers such as ``Array.prototype.flatMap``, which USE ranks poorly). When no part
     qualifies, every part embeds the query.
@@ -133,7 +148,7 @@ class CompositeEmbedder(Embedder):
         # Chunks are sized for the narrowest window, so every part that embeds a chunk reads all of it.
         self.max_input_tokens = min(int(p.max_input_tokens) for p in parts)
         self.languages = tuple(dict.fromkeys(lang for p in parts for lang in p.languages))
-        #: The index's share of chunks that are not mostly CJK (``bind_index_languages``); None
+        #: The index's share of chunks that are not CJK text (``bind_index_languages``); None
         #: until an index that recorded it is bound: English queries then go to the specialists.
         self.english_share: float | None = None
         self._scale = 1.0 / math.sqrt(len(parts))

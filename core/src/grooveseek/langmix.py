@@ -1,6 +1,7 @@
-"""The index's language mix (issues 26, 27): how many chunks are mostly CJK, recorded at index time.
+"""The index's language mix (issues 26, 27): how many chunks are CJK text, recorded at index time.
 
-The composite embedder embeds a mostly-CJK chunk with the parts that read CJK only, so which part
+The composite embedder embeds a CJK chunk (``composite.reads_as_cjk``) with the parts that read CJK
+only, so which part
 has read most of an index depends on its notes' languages; query routing needs that share
 (``composite.query_parts``). The indexer records it in ``index_meta`` after every run that changed
 chunks (``language_mix_meta``); searches read it back (``bind_index_languages``).
@@ -11,31 +12,32 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .cjk import mostly_cjk
 from .interfaces import Embedder, FloatArray
 from .store.interface import IndexStore
 
-#: index_meta key: ``{"chunks": n, "mostly_cjk": k}``.
+#: index_meta key: ``{"chunks": n, "cjk": k}``, k the chunks ``composite.reads_as_cjk`` holds.
 META_KEY = "chunk_languages"
 
 
 def language_mix_meta(store: IndexStore) -> dict[str, str | None]:
     """The meta entry for the whole index as it stands: every chunk's text, tested once (linear)."""
+    from .composite import reads_as_cjk
+
     chunks = cjk = 0
     for _path, _heading, _context, content in store.chunk_texts():
         chunks += 1
-        cjk += mostly_cjk(content)
-    return {META_KEY: json.dumps({"chunks": chunks, "mostly_cjk": cjk})}
+        cjk += reads_as_cjk(content)
+    return {META_KEY: json.dumps({"chunks": chunks, "cjk": cjk})}
 
 
 def english_share(store: IndexStore) -> float | None:
-    """The share of chunks that are not mostly CJK; None when not recorded (an older index) or empty."""
+    """The share of chunks that are not CJK text; None when not recorded (an older index) or empty."""
     raw = store.meta(META_KEY)
     if not raw:
         return None
     try:
         mix = json.loads(raw)
-        chunks, cjk = int(mix["chunks"]), int(mix["mostly_cjk"])
+        chunks, cjk = int(mix["chunks"]), int(mix["cjk"])
     except (ValueError, KeyError, TypeError):
         return None
     return (chunks - cjk) / chunks if chunks > 0 else None
