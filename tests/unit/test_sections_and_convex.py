@@ -125,7 +125,9 @@ def test_the_pipeline_returns_one_hit_per_section_unless_asked_for_pieces(store)
     grouped = run_search(s, emb, SearchRequest("npm install lockfile", limit=5)).results
     assert [h.path for h in grouped].count("install.md") == 1
     hit = next(h for h in grouped if h.path == "install.md")
-    assert (hit.start_line, hit.end_line) == (3, 20)  # the section's pieces that matched
+    assert hit.section == {"start_line": 3, "end_line": 20, "pieces": 3}  # the pieces that matched
+    assert hit.end_line - hit.start_line == 5  # the hit's own lines stay its content's (snippets)
+    assert hit.as_dict()["section"] == hit.section
     assert len(grouped) == 3
     pieces = run_search(s, emb, SearchRequest("npm install lockfile", limit=5, sections=False)).results
     assert [h.path for h in pieces].count("install.md") == 3

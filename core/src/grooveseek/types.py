@@ -182,6 +182,9 @@ class Hit:
     #: R3.66: UTF-8 byte ranges of ``content`` that are .docx/.pptx table rows. Python API only: never
     #: serialised in MCP or CLI output.
     table_rows: tuple[tuple[int, int], ...] = ()
+    #: Issue 27: when the hit stands for several matching pieces of one section, their lines and
+    #: count, ``{"start_line", "end_line", "pieces"}`` (docs/retrieval.md, D-SEC.1).
+    section: Mapping[str, object] | None = None
 
     def as_dict(self) -> dict[str, object]:
         """The wire shape, keys in R6.53 order, optional keys absent rather than null.
@@ -203,6 +206,8 @@ class Hit:
             out["match_spans"] = [{"start": s, "end": e} for s, e in self.match_spans]
         if self.expanded_from is not None:
             out["expanded_from"] = dict(self.expanded_from)
+        if self.section is not None:
+            out["section"] = dict(self.section)
         for key in ("start_line", "end_line", "symbol_kind", "anchor", "location", "uri"):
             value = getattr(self, key)
             if value is not None:

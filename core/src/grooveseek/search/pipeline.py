@@ -176,7 +176,8 @@ def run_search(
         hit = _hit(row, score)
         if row.chunk_id in members:
             start, end = section_lines(rows, members[row.chunk_id])
-            hit = attrs.evolve(hit, start_line=start, end_line=end)
+            section = {"start_line": start, "end_line": end, "pieces": len(members[row.chunk_id])}
+            hit = attrs.evolve(hit, section=section)
         if req.parent is not None:
             hit = expand(store, hit, row, req.parent)
         spans = match_spans(hit.content, terms) if compiled.positive_text.strip() else None
