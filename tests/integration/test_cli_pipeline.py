@@ -18,7 +18,7 @@ from grooveseek.search.query import compile_query
 pytestmark = pytest.mark.model
 
 REQUIRED = ["score", "path", "title", "heading", "topic", "date", "tags", "content"]
-OPTIONAL = ["match_spans", "expanded_from", "start_line", "end_line", "symbol_kind"]
+OPTIONAL = ["match_spans", "expanded_from", "section", "start_line", "end_line", "symbol_kind"]
 NULLABLE = {"title", "heading", "topic", "date"}
 QUERY = "install packages globally"
 

@@ -70,7 +70,7 @@ def test_schema_walk_finds_nested_keys():
     assert ("search", "mmr", "lambda") in paths and ("kb_path",) in paths
     # every key of SPEC §1.3, plus [index].path (issue 8), [index].max_chunk_tokens (issue 10),
     # the three leg weights of [search.fusion] (issue 11) and [index].embed_workers (issue 16)
-    assert ("embedding", "api_key") in paths and len(paths) == 58
+    assert ("embedding", "api_key") in paths and len(paths) == 60
 
 
 def test_example_copies_are_identical():

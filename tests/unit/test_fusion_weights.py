@@ -89,7 +89,8 @@ def store(tmp_path):
 
 def test_the_pipeline_applies_and_explains_the_weights(store):
     s, emb = store  # FakeEmbedder declares the Embedder default, ("en",)
-    response = run_search(s, ModelQueries(emb), SearchRequest("配列の要素", limit=3, explain=True))
+    req = SearchRequest("配列の要素", limit=3, explain=True, fusion=FusionSettings(method="rrf"))
+    response = run_search(s, ModelQueries(emb), req)
     top = response.results[0]
     assert top.path == "d0.md"
     assert top.explain["fusion_rule"].startswith("cjk-query-english-embedder")

@@ -189,6 +189,9 @@ class Hit(ChunkMarks):
     location: str | None = None
     #: True when ``content`` is a bounded snippet of a longer chunk.
     truncated: bool = False
+    #: Issue 27: when the hit stands for several matching pieces of one section, their lines and
+    #: count, ``{"start_line", "end_line", "pieces"}`` (docs/retrieval.md, D-SEC.1).
+    section: Mapping[str, object] | None = None
 
     def as_dict(self) -> dict[str, object]:
         """The wire shape, keys in R6.53 order, optional keys absent rather than null.
@@ -210,6 +213,8 @@ class Hit(ChunkMarks):
             out["match_spans"] = [{"start": s, "end": e} for s, e in self.match_spans]
         if self.expanded_from is not None:
             out["expanded_from"] = dict(self.expanded_from)
+        if self.section is not None:
+            out["section"] = dict(self.section)
         for key in ("start_line", "end_line", "symbol_kind", "anchor", "location", "uri"):
             value = getattr(self, key)
             if value is not None:

@@ -69,6 +69,7 @@ def search_request(
         parent_retriever=p["parent_retriever"],
         explain=p["explain"],
         warn=warn,
+        sections=False if p.get("pieces") else None,
     )
 
 

@@ -123,6 +123,11 @@ def _check_fields(values: tuple[str, ...], flag: str) -> None:
 @click.option("--mmr-same-doc-penalty", type=float, help="MMR same-document penalty in [0, 1].")
 @click.option("--parent-retriever", type=BOOL, help="Parent retriever on or off for this query.")
 @click.option(
+    "--pieces",
+    is_flag=True,
+    help="Return every matching piece of a long section as its own hit (default: one hit per section).",
+)
+@click.option(
     "--explain", is_flag=True, help="Show each hit's per-leg ranks and scores, the fusion and the reranker."
 )
 @click.option(
@@ -154,6 +159,7 @@ def search_command(
     mmr_lambda: float | None,
     mmr_same_doc_penalty: float | None,
     parent_retriever: bool | None,
+    pieces: bool,
     explain: bool,
     full: bool,
     fmt: str,

@@ -117,6 +117,9 @@ class FusionConfig:
     fts_weight: float | None = None
     vector_weight: float | None = None
     cjk_weight: float | None = None
+    # Issue 27: "rrf" (weighted reciprocal rank fusion), "convex" (normalised scores), or "auto":
+    # convex for a mostly-CJK query, RRF for any other (docs/retrieval.md, "Score-aware fusion").
+    method: str = "auto"
 
 
 @attrs.frozen
@@ -132,6 +135,8 @@ class SearchConfig:
     mmr: MmrConfig = attrs.field(factory=MmrConfig)
     fusion: FusionConfig = attrs.field(factory=FusionConfig)
     parent_retriever: ParentRetrieverConfig = attrs.field(factory=ParentRetrieverConfig)
+    # Issue 27: the pieces of one section come back as one hit (false: every piece on its own).
+    group_sections: bool = True
 
 
 @attrs.frozen

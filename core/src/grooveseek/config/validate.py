@@ -226,6 +226,11 @@ def _check_search(search: SearchConfig, f: Findings) -> None:
             f.errors.append(f"[search.mmr].{key} must be in 0.0..=1.0, got {num(value)}")
     fusion = search.fusion
     _finite_range(f, "[search.fusion].rrf_k", fusion.rrf_k, 1.0, 1e6)
+    if fusion.method not in ("auto", "rrf", "convex"):
+        f.errors.append(
+            f'[search.fusion].method must be "auto", "rrf" or "convex", got {fusion.method!r}; '
+            '"auto" (the default) fuses mostly-CJK queries by normalised scores and others by RRF'
+        )
     weights = {
         "bm25_heading_weight": fusion.bm25_heading_weight,
         "bm25_context_weight": fusion.bm25_context_weight,

@@ -58,6 +58,10 @@ def fingerprint(
     # Issue 11: the RRF leg weights, and the rule that sets the vector weight from the embedder's
     # languages, are always part of the fingerprint, so runs under other weights never compare equal.
     out["leg_weights"] = fusion_fingerprint(fusion.explicit_leg_weights, languages)
+    # Issue 27: how the legs are fused and whether pieces of one section are one hit change every
+    # ranking, so they are always recorded too.
+    out["fusion_method"] = fusion.method
+    out["group_sections"] = request.sections
     if context_mode == "static":  # the index's mode, not the config's (R10.15)
         out["context_mode"] = "static"
     if legs != "hybrid":

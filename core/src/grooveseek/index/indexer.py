@@ -25,6 +25,8 @@ import attrs
 from ..config.model import GrooveConfig
 from ..fieldschema import FIELD_PARSERS
 from ..interfaces import Embedder
+from ..langmix import META_KEY as LANGUAGE_MIX_KEY
+from ..langmix import language_mix_meta
 from ..registry import Registry
 from ..store.interface import IndexStore
 from ..store.records import StoredDoc
@@ -254,6 +256,9 @@ class Indexer:
         if not self.state.fields_unsettled:  # R4.39: recorded once the run completes
             meta["declared_fields"] = json.dumps(list(self.stages.schema.declared), ensure_ascii=False)
         meta[LAST_RUN_SKIPS] = skips_json(self.state.counts.skips)
+        c = self.state.counts
+        if c.updated or c.deleted or c.renamed or self.store.meta(LANGUAGE_MIX_KEY) is None:
+            meta.update(language_mix_meta(self.store))  # issue 26: the composite's query routing
         self.store.finish_run(meta, unsettled)
 
     def _summary(self, started: float, not_addressable: int) -> IndexSummary:

@@ -162,7 +162,8 @@ SEARCH = ToolSpec(
         "Hybrid search (vector + FTS5 full-text, merged with Reciprocal Rank Fusion; optionally reranked by "
         "a cross-encoder, diversified with MMR and widened by the parent retriever) over the knowledge base. "
         "Returns {results, low_confidence, filter_applied}. Each hit has score, path, title, heading, topic, "
-        "date, tags and content, plus match_spans (byte offsets into content), expanded_from, start_line/"
+        "date, tags and content, plus match_spans (byte offsets into content), expanded_from, section (the "
+        "lines and count of a section's matching pieces, returned as one hit), start_line/"
         "end_line (the chunk's lines), symbol_kind, anchor (the heading's {#id}), location (path:line where "
         "content starts), truncated and uri (kb://doc/...) when they apply. content is a short snippet "
         'around the best match unless content: "full" is passed; read around a hit with get_document '

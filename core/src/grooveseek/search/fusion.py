@@ -80,3 +80,82 @@ def rrf(
         for rank, chunk_id in enumerate(ranked):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank + 1)
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+#: Score-aware fusion's normalisations (``convex``): "minmax" maps each leg's fetched scores onto
+#: [0, 1] (its best 1, its last 0); "max" divides by the leg's best, keeping how far below the best
+#: each hit is on the leg's own scale (bm25 and cosine both have 0 as their natural floor).
+NORMALISATIONS = ("minmax", "max")
+
+
+def similarity(leg: str, raw: float) -> float:
+    """A leg's raw score as a similarity, higher better: bm25 is negated, an L2 distance between
+    unit vectors becomes the cosine ``1 - d^2 / 2``."""
+    if leg == "vector":
+        return 1.0 - raw * raw / 2.0
+    return -raw
+
+
+def convex(
+    legs: Sequence[tuple[str, Sequence[int], Mapping[int, float]]],
+    weights: Sequence[float],
+    *,
+    normalise: str = "minmax",
+) -> list[tuple[int, float]]:
+    """Convex combination of normalised leg scores: sum of ``w * n(score)`` over the legs that
+    returned something, divided by the sum of their weights; a chunk a leg did not return gets 0
+    from it. Ties broken by ascending chunk id, as in ``rrf``.
+    """
+    if normalise not in NORMALISATIONS:
+        raise ValueError(f"unknown normalisation {normalise!r}; expected one of {NORMALISATIONS}")
+    scores: dict[int, float] = {}
+    total = 0.0
+    for (name, ids, raw), weight in zip(legs, weights, strict=True):
+        if weight == 0 or not ids:
+            continue
+        total += weight
+        sims = [similarity(name, raw[cid]) for cid in ids]
+        top, bottom = max(sims), min(sims)
+        for cid, s in zip(ids, sims, strict=True):
+            if normalise == "max":
+                n = max(0.0, s) / top if top > 0 else 1.0
+            else:
+                n = (s - bottom) / (top - bottom) if top > bottom else 1.0
+            scores[cid] = scores.get(cid, 0.0) + weight * n
+    if total == 0:
+        return []
+    return sorted(((cid, s / total) for cid, s in scores.items()), key=lambda item: (-item[1], item[0]))
+
+
+#: Fusion methods (``[search.fusion] method``): weighted RRF (R6.31 as changed by issue 11), the
+#: convex combination of normalised scores, or "auto" (issue 27): convex for a mostly-CJK query,
+#: RRF for any other.
+METHODS = ("auto", "rrf", "convex")
+
+
+def fusion_method(method: str, query: str) -> str:
+    """The method one search uses: "auto" resolves by the query's script (D-FUSE.1).
+
+    Why by script: for a mostly-CJK query the bigram leg's BM25 is a strong, calibrated signal
+    whose clear wins RRF throws away with the scores (jsquad-valid-300: RRF .884, convex .903,
+    the bigram leg alone .904); for other queries the trigram and vector legs are comparably
+    noisy and their ranks fuse better than their scores (npm-docs: RRF .655, convex .557).
+    """
+    if method == "auto":
+        return "convex" if mostly_cjk(query) else "rrf"
+    return method
+
+
+def fuse(
+    legs: Sequence[tuple[str, Sequence[int], Mapping[int, float]]],
+    weights: Sequence[float],
+    *,
+    method: str,
+    k: float,
+) -> list[tuple[int, float]]:
+    """The fused ranking of one search by a resolved ``method`` ("rrf" or "convex")."""
+    if method == "convex":
+        return convex(legs, weights)
+    if method != "rrf":
+        raise ValueError(f"unknown fusion method {method!r}; expected one of {METHODS}")
+    return rrf([ids for _, ids, _ in legs], k, weights)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from ..cjk import query_bigrams
+from ..langmix import routed_knn
 from ..store.interface import IndexStore
 from .query import CompiledQuery
 from .queryvectors import QueryVectors
@@ -58,7 +59,8 @@ def vector_leg(
     quality = req.filters.min_quality
     filtered = attrs.evolve(req.filters, min_quality=0.0).active or bool(excluded)
     vector = queries.vector(compiled.positive_text)
-    candidates = store.knn(vector, min(fetch_size(n, filtered), MAX_KNN), quality)
+    # issue 26: a query routed to several composite parts is scored over the parts each row has
+    candidates = routed_knn(store, queries, vector, min(fetch_size(n, filtered), MAX_KNN), quality)
     if filtered:
         passing = store.passing_chunk_ids([cid for cid, _ in candidates], req.filters)
         candidates = [(cid, d) for cid, d in candidates if cid in passing and cid not in excluded]

@@ -1,4 +1,5 @@
-"""The search pipeline in its fixed order (SPEC R6.1): compile → legs → RRF → rerank → MMR →
+"""The search pipeline in its fixed order (SPEC R6.1): compile → legs → fusion → section grouping →
+rerank → MMR →
 low_confidence → parent retriever → match_spans → wrap. A stage that is off is a no-op.
 
 Every surface (CLI, MCP, eval, tune) calls ``run_search``; nothing else orchestrates stages.
@@ -11,12 +12,13 @@ from collections.abc import Sequence
 import attrs
 
 from ..interfaces import Reranker
+from ..langmix import bind_index_languages
 from ..store.interface import IndexStore
 from ..store.records import HitRow
 from ..types import Hit, SearchResponse
 from .confidence import low_confidence
 from .filters import require_declared_fields, validate_filters
-from .fusion import LegWeights, leg_weights, rrf
+from .fusion import LegWeights, fuse, fusion_method, leg_weights
 from .legs import LegResult, cjk_leg, excluded_ids, fts_leg, vector_leg
 from .mmr import mmr_select
 from .parent import expand
@@ -24,6 +26,7 @@ from .query import CompiledQuery, compile_query
 from .queryvectors import QueryVectors
 from .request import SearchRequest
 from .rerank import rerank
+from .sections import GroupedPool, group_pool, section_lines
 from .spans import match_spans, span_terms
 
 
@@ -78,25 +81,47 @@ def _explain(
     rerank_score: float | None,
     weights: LegWeights,
     k: float,
+    method: str = "rrf",
 ) -> dict[str, object]:
-    """Per leg: rank, raw score, weight and its share of the fused score (``w / (k + rank)``)."""
+    """Per leg: rank, raw score, weight and, for RRF, its share of the fused score (``w / (k + rank)``);
+    the fused score under its method's name (``rrf`` or ``convex``)."""
     out: dict[str, object] = {}
     for leg in legs:
         if cid in leg.ids:
             rank = leg.ids.index(cid) + 1
             weight = weights.weights[leg.name]
-            out[leg.name] = {
-                "rank": rank,
-                "score": leg.scores.get(cid),
-                "weight": weight,
-                "rrf": weight / (k + rank),
-            }
-    out["rrf"] = rrf_score
+            entry: dict[str, object] = {"rank": rank, "score": leg.scores.get(cid), "weight": weight}
+            if method == "rrf":
+                entry["rrf"] = weight / (k + rank)
+            out[leg.name] = entry
+    out[method] = rrf_score
     if weights.rule is not None:
         out["fusion_rule"] = weights.rule
     if rerank_score is not None:
         out["rerank"] = rerank_score
     return out
+
+
+def _fused_pool(
+    store: IndexStore,
+    legs: Sequence[LegResult],
+    weights: LegWeights,
+    req: SearchRequest,
+    method: str,
+    pool_size: int,
+) -> GroupedPool:
+    """Fuse the legs by ``method``, then keep ``pool_size`` hits: sections when grouping is on
+    (issue 27, ``sections``), else chunks."""
+    fused = fuse(
+        [(leg.name, leg.ids, leg.scores) for leg in legs],
+        [weights.weights[leg.name] for leg in legs],
+        method=method,
+        k=req.fusion.rrf_k,
+    )
+    if req.sections:
+        return group_pool(store, fused, pool_size)
+    fused = fused[:pool_size]
+    return GroupedPool(fused, store.hit_rows([cid for cid, _ in fused]), {})
 
 
 def run_search(
@@ -110,6 +135,7 @@ def run_search(
     """
     validate_filters(req.filters)  # R6.30: every surface is bound, not only the MCP boundary
     require_declared_fields(store, req.filters)
+    bind_index_languages(queries, store)  # the composite routes queries by the notes' languages
     compiled = compile_query(req.query)
     do_rerank = req.rerank and reranker is not None
     fetch, pool_size = pool_sizes(req.limit, mmr=req.mmr is not None, rerank=do_rerank)
@@ -125,9 +151,9 @@ def run_search(
         compiled.positive_text,
         lexical_hits=any(leg.ids for leg in legs if leg.name != "vector"),
     )
-    fused = rrf([leg.ids for leg in legs], req.fusion.rrf_k, [weights.weights[leg.name] for leg in legs])
-    fused = fused[:pool_size]
-    rows = store.hit_rows([cid for cid, _ in fused])
+    method = fusion_method(req.fusion.method, compiled.positive_text)
+    grouped = _fused_pool(store, legs, weights, req, method, pool_size)
+    fused, rows, members = grouped.fused, grouped.rows, grouped.members
     pool = [(rows[cid], score) for cid, score in fused if cid in rows]
     rrf_scores = {row.chunk_id: score for row, score in pool}
     rerank_scores: dict[int, float] = {}
@@ -150,6 +176,10 @@ def run_search(
     hits = []
     for row, score in pool:
         hit = _hit(row, score)
+        if row.chunk_id in members:
+            start, end = section_lines(rows, members[row.chunk_id])
+            section = {"start_line": start, "end_line": end, "pieces": len(members[row.chunk_id])}
+            hit = attrs.evolve(hit, section=section)
         if req.parent is not None:
             hit = expand(store, hit, row, req.parent)
         spans = match_spans(hit.content, terms) if compiled.positive_text.strip() else None
@@ -164,6 +194,7 @@ def run_search(
                     rerank_scores.get(row.chunk_id),
                     weights,
                     req.fusion.rrf_k,
+                    method,
                 ),
             )
         hits.append(hit)

@@ -37,6 +37,7 @@ class FusionSettings:
     fts_weight: float | None = None  # None: the built-in weight and rule (search/fusion.py)
     vector_weight: float | None = None
     cjk_weight: float | None = None
+    method: str = _FUSION.method  # "rrf" or "convex" (search/fusion.py, issue 27)
 
     @property
     def weights(self) -> tuple[float, float, float]:
@@ -76,6 +77,8 @@ class SearchRequest:
     mmr: MmrSettings | None = None
     parent: ParentSettings | None = None
     explain: bool = False
+    #: Issue 27: pieces of one section (document, heading, context, level) come back as one hit.
+    sections: bool = _SEARCH.group_sections
 
 
 def clamp_limit(limit: int) -> int:
@@ -93,6 +96,7 @@ def fusion_from(config: GrooveConfig) -> FusionSettings:
         f.fts_weight,
         f.vector_weight,
         f.cjk_weight,
+        f.method,
     )
 
 
@@ -118,6 +122,7 @@ def resolve_request(
     legs: tuple[str, ...] = ("fts", "vector", "cjk"),
     explain: bool = False,
     warn: Callable[[str], None] | None = None,
+    sections: bool | None = None,
 ) -> SearchRequest:
     """Apply per call > config > default for every knob and return the effective request."""
     _unit("mmr_lambda", mmr_lambda)
@@ -155,4 +160,5 @@ def resolve_request(
         mmr=mmr_settings,
         parent=parent,
         explain=explain,
+        sections=cfg.group_sections if sections is None else sections,
     )
