@@ -47,6 +47,7 @@ from .search.pipeline import run_search
 from .search.query import compile_query
 from .search.request import SearchRequest
 from .store.interface import IndexStore
+from .store.store import index_identity
 from .types import IndexSummary, SearchResponse
 from .walker import WalkPolicy
 
@@ -276,11 +277,10 @@ class _GatedReranker(Reranker):
 
 
 def _file_identity(db: Path, kb: Path) -> tuple[int, int]:
-    try:
-        st = os.stat(db)
-    except FileNotFoundError:
-        raise IndexMissing(db, kb) from None
-    return st.st_dev, st.st_ino
+    identity = index_identity(db)
+    if identity is None:
+        raise IndexMissing(db, kb)
+    return identity
 
 
 class ReadPool:

@@ -22,7 +22,7 @@ from ..config import parse_bind
 from ..console import echo_err
 from ..errors import GrooveError
 from ..index.guard import check_folder, check_model, discard_if_still_empty
-from ..store.store import open_store
+from ..store.store import index_exists, open_store
 from .options import BOOL, config_option, effective_config_path, index_path_of, kb_option, model_option
 
 log = logging.getLogger("grooveseek.serve")
@@ -56,7 +56,7 @@ def _open_index(app: App) -> tuple[int, str | None]:
 
     Returns the R4.44 figures (documents outside the active parser set, one example path).
     """
-    created = not app.db.exists()
+    created = not index_exists(app.db)
     store = open_store(app.db)  # an unusable file raises the R4.32 message
     try:
         check_folder(store, app.kb)
