@@ -27,7 +27,7 @@ from pathlib import Path
 
 import attrs
 
-__all__ = ["LocalServer", "ServerError", "pg_bin", "start_local_server"]
+__all__ = ["LocalServer", "ServerError", "alive", "pg_bin", "start_local_server"]
 
 NOBODY = 65534
 START_TIMEOUT_S = 60
@@ -140,11 +140,23 @@ class LocalServer:
                 os.kill(pid, sig)
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
-                try:
-                    os.kill(pid, 0)
-                except (ProcessLookupError, PermissionError):
+                if not alive(pid):
                     return
                 time.sleep(0.1)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process: a zombie (exited, waiting for a parent that does not
+    reap it, as in containers without an init) counts as gone."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True  # no /proc: trust the signal probe
 
 
 def start_local_server(parent: Path | None = None) -> LocalServer:
