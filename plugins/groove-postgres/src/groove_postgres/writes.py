@@ -23,6 +23,10 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_CHUNK_COLUMNS = (
+    "id, gen, document_id, chunk_index, heading, level, content, context, token_count, quality_score, "
+    "start_line, end_line, symbol_kind, anchor, table_rows, ftext, ntok, cjk_ntok, embedding"
+)
 _DOC_COLUMNS = (
     "parser_id, title, title_from_filename, topic, topic_from_frontmatter, category, depth, tags, date, "
     "content_hash, size_bytes, last_indexed"
@@ -96,47 +100,63 @@ class DocumentWrites:
             if existing is not None:
                 self.conn.execute("delete from groove_chunks where document_id = %s", (existing,))
             doc_id = self._upsert_doc_row(rec)
-            for chunk, vector in zip(chunks, vectors, strict=True):
-                self._insert_chunk(doc_id, chunk, vector)
+            if chunks:
+                self._insert_chunks(doc_id, chunks, vectors)
 
-    def _insert_chunk(self, doc_id: int, chunk: Chunk, vector: FloatArray) -> None:
-        heading = chunk.heading or ""
-        ftext, ntok = ftext_and_ntok(heading, chunk.context, chunk.content)
-        postings, cjk_ntok = bigram_postings(heading, chunk.context, chunk.content)
-        row = self.conn.execute(
-            "insert into groove_chunks(gen, document_id, chunk_index, heading, level, content, context, "
-            "token_count, quality_score, start_line, end_line, symbol_kind, anchor, table_rows, ftext, ntok, "
-            "cjk_ntok, embedding) values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
-            "returning id",
-            (
-                self._core.gen,
-                doc_id,
-                chunk.chunk_index,
-                chunk.heading,
-                chunk.level,
-                chunk.content,
-                chunk.context,
-                chunk.token_count,
-                chunk.quality_score,
-                chunk.start_line,
-                chunk.end_line,
-                chunk.symbol_kind,
-                chunk.anchor,
-                json.dumps([list(r) for r in chunk.table_rows]) if chunk.table_rows else None,
-                ftext,
-                ntok,
-                cjk_ntok,
-                vector,
-            ),
-        ).fetchone()
-        assert row is not None
-        if postings:
-            chunk_id = int(row[0])
-            with self.conn.cursor() as cur:
-                cur.executemany(
-                    "insert into groove_bigrams(gen, chunk_id, term, h, c, t) values (%s,%s,%s,%s,%s,%s)",
-                    [(self._core.gen, chunk_id, *p) for p in postings],
+    def _insert_chunks(self, doc_id: int, chunks: Sequence[Chunk], vectors: FloatArray) -> None:
+        """All chunks of one document in three round trips: their ids, the rows (pipelined), and
+        every bigram posting in one ``unnest`` insert (one statement per posting cost 45 % of a
+        write at 40-word chunks)."""
+        ids = [
+            int(r[0])
+            for r in self.conn.execute(
+                "select nextval('groove_chunks_id_seq') from generate_series(1, %s)", (len(chunks),)
+            ).fetchall()
+        ]
+        rows = []
+        postings: tuple[list[object], ...] = ([], [], [], [], [])
+        for chunk_id, chunk, vector in zip(ids, chunks, vectors, strict=True):
+            heading = chunk.heading or ""
+            ftext, ntok = ftext_and_ntok(heading, chunk.context, chunk.content)
+            terms, cjk_ntok = bigram_postings(heading, chunk.context, chunk.content)
+            for term, h, c, t in terms:
+                for column, value in zip(postings, (chunk_id, term, h, c, t), strict=True):
+                    column.append(value)
+            rows.append(
+                (
+                    chunk_id,
+                    self._core.gen,
+                    doc_id,
+                    chunk.chunk_index,
+                    chunk.heading,
+                    chunk.level,
+                    chunk.content,
+                    chunk.context,
+                    chunk.token_count,
+                    chunk.quality_score,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.symbol_kind,
+                    chunk.anchor,
+                    # R3.66: NULL for chunks without table rows, so non-Office rows stay small.
+                    json.dumps([list(r) for r in chunk.table_rows]) if chunk.table_rows else None,
+                    ftext,
+                    ntok,
+                    cjk_ntok,
+                    vector,
                 )
+            )
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                f"insert into groove_chunks({_CHUNK_COLUMNS}) values ({', '.join(['%s'] * 19)})",
+                rows,
+            )
+        if postings[0]:
+            self.conn.execute(
+                "insert into groove_bigrams(gen, chunk_id, term, h, c, t) select %s, * from "
+                "unnest(%s::bigint[], %s::text[], %s::int[], %s::int[], %s::int[])",
+                (self._core.gen, *postings),
+            )
 
     def update_document_meta(self, rec: DocumentRecord) -> None:
         """Frontmatter-only change (R4.20): the row and its fields, nothing re-embedded."""
