@@ -137,3 +137,32 @@ def test_serve_answers_over_mcp_from_the_server(both, tmp_path):
         assert topics
     log = (tmp_path / "serve.log").read_text(encoding="utf-8")
     assert SECRET not in log
+
+
+def test_graph_eval_and_validate_work_unchanged(both, tmp_path):
+    sqlite, postgres = both
+    graphs = []
+    for config in (sqlite, postgres):
+        result = _run(config, "graph", "--start", "concepts/search/hybrid.md", "--min-similarity", "0.1")
+        assert result.exit_code == 0, result.output
+        graph = json.loads(result.stdout)
+        graph["stats"].pop("duration_ms")
+        for node in graph["nodes"]:  # chunk ids are each engine's own; scores differ by float rounding
+            node.pop("chunk_id")
+            node["score"] = round(node["score"], 4)
+        graphs.append(graph)
+    assert graphs[1] == graphs[0] and len(graphs[0]["nodes"]) > 1
+    golden = tmp_path / "golden.yml"
+    golden.write_text(
+        "queries:\n  - query: how do I keep the index fresh\n    expected:\n      - { path: guides/keeping-fresh.md }\n",
+        encoding="utf-8",
+    )
+    reports = []
+    for config in (sqlite, postgres):
+        result = _run(config, "eval", "--golden", str(golden), "--no-history", "--format", "json")
+        assert result.exit_code == 0, result.output
+        reports.append(json.loads(result.stdout)["aggregate"])
+    assert reports[1] == reports[0] and reports[0]["mrr"] > 0
+    assert _run(postgres, "validate").exit_code == 0
+    doctor = _run(postgres, "doctor")
+    assert doctor.exit_code == 2 and "database server" in doctor.stderr
