@@ -154,7 +154,8 @@ def test_graph_eval_and_validate_work_unchanged(both, tmp_path):
     assert graphs[1] == graphs[0] and len(graphs[0]["nodes"]) > 1
     golden = tmp_path / "golden.yml"
     golden.write_text(
-        "queries:\n  - query: how do I keep the index fresh\n    expected:\n      - { path: guides/keeping-fresh.md }\n",
+        "queries:\n  - query: how do I keep the index fresh\n"
+        "    expected:\n      - { path: guides/keeping-fresh.md }\n",
         encoding="utf-8",
     )
     reports = []
