@@ -36,26 +36,30 @@ EF_SEARCH = 200
 _MAX_EF = 1000
 _TRIGRAM_FLOOR = 3  # FTS5's trigram tokenizer matches no phrase shorter than this
 
-_BM25 = f"ph.idf * f.f * {K1 + 1} / (f.f + {K1} * ({1 - B} + {B} * m.ntok / %(avgdl)s))"
+_BM25 = f"f.idf * f.f * {K1 + 1} / (f.f + {K1} * ({1 - B} + {B} * f.ntok / %(avgdl)s))"
 
 
 def _count(column: str) -> str:
-    """Non-overlapping occurrences of ``ph.s`` in ``column``."""
-    return f"((length({column}) - length(replace({column}, ph.s, ''))) / length(ph.s))"
+    """Non-overlapping occurrences of ``ph.s`` in ``column`` (bytes: cheaper than characters)."""
+    return f"((octet_length({column}) - octet_length(replace({column}, ph.s, ''))) / octet_length(ph.s))"
 
 
+# ``f`` (a phrase's weighted hits in a row) is materialised once per (row, phrase): written inline,
+# the planner copied it into both halves of the bm25 fraction and counted every phrase twice.
 _FTS_SQL = f"""
 with m as materialized (
     select c.id, c.ntok, split_part(c.ftext, chr(31), 1) as h, split_part(c.ftext, chr(31), 2) as x,
            split_part(c.ftext, chr(31), 3) as t
     from groove_chunks c join groove_documents d on d.id = c.document_id
     where c.gen = %(gen)s and ({{match}}){{exclude}}{{filters}}),
-ph(s, idf) as (select * from unnest(%(phrases)s::text[], %(idfs)s::float8[]))
-select m.id, -sum({_BM25}) as rank
-from m cross join ph
-cross join lateral (select (%(wh)s * {_count("m.h")} + %(wc)s * {_count("m.x")}
-    + %(wt)s * {_count("m.t")})::float8 as f) f
-group by m.id order by rank, m.id limit %(limit)s
+ph(s, idf) as (select * from unnest(%(phrases)s::text[], %(idfs)s::float8[])),
+n as materialized (
+    select m.id, m.ntok, ph.idf, {_count("m.h")} as nh, {_count("m.x")} as nx, {_count("m.t")} as nt
+    from m cross join ph),
+f as (select id, ntok, idf, (%(wh)s * nh + %(wc)s * nx + %(wt)s * nt)::float8 as f from n
+      where nh + nx + nt > 0)
+select f.id, -sum({_BM25}) as rank from f
+group by f.id order by rank, f.id limit %(limit)s
 """
 
 _CJK_SQL = """
