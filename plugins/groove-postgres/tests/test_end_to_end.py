@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from grooveseek.cli import cli
-from grooveseek.testing.servers import serve_stdio
+from grooveseek.testing.servers import DEADLINE, serve_stdio
 
 pytestmark = pytest.mark.model
 
@@ -127,18 +128,6 @@ def test_force_rebuilds_into_a_new_generation_with_the_same_answers(both):
     assert "Documents: 6" in status
 
 
-def test_serve_answers_over_mcp_from_the_server(both, tmp_path):
-    sqlite, postgres = both
-    expected = [p for p, _ in _paths(sqlite, QUERIES[1])]
-    with serve_stdio(postgres, tmp_path / "serve.log") as session:
-        answer = session.tool("search", {"query": QUERIES[1], "limit": 5})
-        assert [hit["path"] for hit in answer["results"]] == expected
-        topics = session.tool("list_topics", {})
-        assert topics
-    log = (tmp_path / "serve.log").read_text(encoding="utf-8")
-    assert SECRET not in log
-
-
 def test_graph_eval_and_validate_work_unchanged(both, tmp_path):
     sqlite, postgres = both
     graphs = []
@@ -167,3 +156,29 @@ def test_graph_eval_and_validate_work_unchanged(both, tmp_path):
     assert _run(postgres, "validate").exit_code == 0
     doctor = _run(postgres, "doctor")
     assert doctor.exit_code == 2 and "database server" in doctor.stderr
+
+
+def test_serve_answers_over_mcp_from_the_server(both, tmp_path):
+    sqlite, postgres = both
+    expected = [p for p, _ in _paths(sqlite, QUERIES[1])]
+    with serve_stdio(postgres, tmp_path / "serve.log") as session:
+        answer = session.tool("search", {"query": QUERIES[1], "limit": 5})
+        assert [hit["path"] for hit in answer["results"]] == expected
+        topics = session.tool("list_topics", {})
+        assert topics
+        # the watcher writes to the server too (the last test here: it changes the KB)
+        (postgres.parent / "kb" / "guides" / "watering.md").write_text(
+            "# Watering cucumbers\n\nCucumbers want a deep soak at the roots every morning.\n",
+            encoding="utf-8",
+        )
+        end = time.monotonic() + DEADLINE
+        while time.monotonic() < end:  # bounded: stops as soon as the watcher has indexed the file
+            hits = session.tool("search", {"query": "cucumbers soak", "limit": 1})["results"]
+            if hits and hits[0]["path"] == "guides/watering.md":
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the watcher never indexed guides/watering.md")
+    log = (tmp_path / "serve.log").read_text(encoding="utf-8")
+    assert SECRET not in log
+    assert not (postgres.parent / ".groove.db").exists()
