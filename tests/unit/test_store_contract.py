@@ -139,8 +139,11 @@ def test_bm25_scores_are_fts5s(store):
         "e.md": "a quiet dog sleeps",
         "f.md": "weather report for tuesday",
     }
+    store.replace_document(_rec("gone.md"), _chunks("a cat that will be deleted", "and a dog"), _vecs(2))
+    store.replace_document(_rec("a.md"), _chunks("an older cat text", "replaced below"), _vecs(2))
     for i, (path, text) in enumerate(texts.items()):
         store.replace_document(_rec(path), _chunks(text), _vecs(1, seed=i))
+    store.delete_documents(["gone.md"])  # N and the average length follow replaces and deletes
     ranked = store.fts_candidates('"cat" OR "dog"', 10, W, SearchFilters())
     got = {store.hit_rows([c])[c].path: score for c, score in ranked}
     expected = _bm25(texts, ["cat", "dog"])

@@ -95,11 +95,18 @@ class Legs:
         return " or ".join(["c.ftext like %s"] * len(phrases))
 
     def _stats(self, column: str) -> tuple[float, float]:
+        """(chunks, average token count) of the generation: bm25's N and avgdl, from the totals the
+        writes keep (``groove_gen_stats``); a generation written before they existed is counted."""
         row = self._core.rows(
-            f"select count(*), coalesce(avg({column}), 0) from groove_chunks where gen = %s",
-            (self._core.gen,),
-        )[0]
-        return float(row[0]), float(row[1])
+            f"select chunks, {column} from groove_gen_stats where gen = %s", (self._core.gen,)
+        )
+        if not row:
+            row = self._core.rows(
+                f"select count(*), coalesce(sum({column}), 0) from groove_chunks where gen = %s",
+                (self._core.gen,),
+            )
+        total, tokens = float(row[0][0]), float(row[0][1])
+        return total, (tokens / total if total else 0.0)
 
     def fts_candidates(
         self, expression: str, limit: int, weights: tuple[float, float, float], filters: SearchFilters

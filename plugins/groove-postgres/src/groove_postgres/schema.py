@@ -11,6 +11,9 @@ index several dimensions in one column), created once its dimension is known.
 (``text.trigram_fold``) and joined by U+001F; a pg_trgm GIN index finds the rows holding a
 phrase, and ``ntok`` is the row's trigram count (bm25's document length). ``groove_bigrams``
 is the CJK leg's postings: one row per chunk and distinct term with its count per column.
+``groove_gen_stats`` keeps each generation's chunk count and token totals, updated in every write
+transaction, so bm25's N and average length cost one row read instead of a scan of every chunk
+(50-90 ms at 40k chunks under load).
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ create table if not exists groove_generations(
     kb_id bigint not null references groove_kbs(id) on delete cascade,
     dimension integer,
     created timestamptz not null default now());
+create table if not exists groove_gen_stats(
+    gen bigint primary key references groove_generations(id) on delete cascade,
+    chunks bigint not null default 0, ntok bigint not null default 0, cjk_ntok bigint not null default 0);
 create table if not exists groove_meta(
     gen bigint not null references groove_generations(id) on delete cascade,
     key text not null, value text not null,

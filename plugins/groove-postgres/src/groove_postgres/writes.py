@@ -98,10 +98,21 @@ class DocumentWrites:
         with self.conn.transaction():
             existing = self._doc_id(rec.path)
             if existing is not None:
+                self._subtract_stats([existing])
                 self.conn.execute("delete from groove_chunks where document_id = %s", (existing,))
             doc_id = self._upsert_doc_row(rec)
             if chunks:
                 self._insert_chunks(doc_id, chunks, vectors)
+
+    def _subtract_stats(self, doc_ids: Sequence[int]) -> None:
+        """Take these documents' chunks out of the generation's bm25 totals (same transaction)."""
+        self.conn.execute(
+            "update groove_gen_stats s set chunks = s.chunks - x.n, ntok = s.ntok - x.t, "
+            "cjk_ntok = s.cjk_ntok - x.c from (select count(*) as n, coalesce(sum(ntok), 0) as t, "
+            "coalesce(sum(cjk_ntok), 0) as c from groove_chunks where document_id = any(%s)) x "
+            "where s.gen = %s",
+            (list(doc_ids), self._core.gen),
+        )
 
     def _insert_chunks(self, doc_id: int, chunks: Sequence[Chunk], vectors: FloatArray) -> None:
         """All chunks of one document in three round trips: their ids, the rows (pipelined), and
@@ -114,11 +125,13 @@ class DocumentWrites:
             ).fetchall()
         ]
         rows = []
+        tokens = cjk_tokens = 0
         postings: tuple[list[object], ...] = ([], [], [], [], [])
         for chunk_id, chunk, vector in zip(ids, chunks, vectors, strict=True):
             heading = chunk.heading or ""
             ftext, ntok = ftext_and_ntok(heading, chunk.context, chunk.content)
             terms, cjk_ntok = bigram_postings(heading, chunk.context, chunk.content)
+            tokens, cjk_tokens = tokens + ntok, cjk_tokens + cjk_ntok
             for term, h, c, t in terms:
                 for column, value in zip(postings, (chunk_id, term, h, c, t), strict=True):
                     column.append(value)
@@ -151,6 +164,11 @@ class DocumentWrites:
                 f"insert into groove_chunks({_CHUNK_COLUMNS}) values ({', '.join(['%s'] * 19)})",
                 rows,
             )
+        self.conn.execute(
+            "update groove_gen_stats set chunks = chunks + %s, ntok = ntok + %s, cjk_ntok = cjk_ntok + %s "
+            "where gen = %s",
+            (len(rows), tokens, cjk_tokens, self._core.gen),
+        )
         if postings[0]:
             self.conn.execute(
                 "insert into groove_bigrams(gen, chunk_id, term, h, c, t) select %s, * from "
@@ -167,9 +185,16 @@ class DocumentWrites:
         """Delete documents with their chunks, postings and fields (R4.14), one transaction."""
         wanted = list(paths)
         with self.conn.transaction():
-            self.conn.execute(
-                "delete from groove_documents where gen = %s and path = any(%s)", (self._core.gen, wanted)
-            )
+            ids = [
+                int(r[0])
+                for r in self._core.rows(
+                    "select id from groove_documents where gen = %s and path = any(%s)",
+                    (self._core.gen, wanted),
+                )
+            ]
+            if ids:
+                self._subtract_stats(ids)
+                self.conn.execute("delete from groove_documents where id = any(%s)", (ids,))
 
     def rename_documents(self, renames: Sequence[tuple[str, str, dict[str, str | None]]]) -> None:
         """Apply all renames of a run in one transaction (R4.22); chunks and vectors are reused."""
@@ -191,6 +216,9 @@ class DocumentWrites:
         gen = self._core.gen
         with self.conn.transaction():
             self.conn.execute("delete from groove_documents where gen = %s", (gen,))
+            self.conn.execute(
+                "update groove_gen_stats set chunks = 0, ntok = 0, cjk_ntok = 0 where gen = %s", (gen,)
+            )
             self.conn.execute(drop_hnsw_sql(gen))
             self.conn.execute("update groove_generations set dimension = %s where id = %s", (dimension, gen))
             self.conn.execute(hnsw_index_sql(gen, dimension))
