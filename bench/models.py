@@ -107,6 +107,7 @@ def leg_rankings(app, golden) -> list[dict]:
     from grooveseek.index.guard import open_for_search
     from grooveseek.search.legs import cjk_leg, excluded_ids, fts_leg, vector_leg
     from grooveseek.search.query import compile_query
+    from grooveseek.search.queryvectors import ModelQueries
     from grooveseek.search.request import SearchRequest
 
     store = open_for_search(app.db, app.kb, app.embedder)

@@ -163,6 +163,7 @@ def evaluate(app, golden, types, simulate: bool) -> dict:
     from grooveseek.search.legs import cjk_leg, excluded_ids, fts_leg, vector_leg
     from grooveseek.search.pipeline import run_search
     from grooveseek.search.query import compile_query
+    from grooveseek.search.queryvectors import ModelQueries
     from grooveseek.search.request import SearchRequest
 
     store = open_for_search(app.db, app.kb, app.embedder)

@@ -33,6 +33,46 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory):
     os.environ.update(saved)
 
 
+# The store backends the store contract runs against (SPEC: one answer on either backend). The
+# PostgreSQL one is a real server the test run starts (groove_postgres.pytest_plugin); a server
+# that cannot start fails these tests rather than skipping them.
+STORE_BACKENDS = ("sqlite", "postgres")
+
+
+@pytest.fixture(params=STORE_BACKENDS)
+def any_store(request: pytest.FixtureRequest, tmp_path: Path):
+    """Factory: ``any_store(dimension)`` opens a new, empty ``IndexStore`` through ``open_store``,
+    once per backend (the SQLite file, and a knowledge base of its own on the test PostgreSQL),
+    with the vector table declared at ``dimension``. Every store is closed after the test."""
+    from grooveseek.store.backend import StoreTarget, bind
+    from grooveseek.store.store import open_store
+
+    opened: list = []
+    bound: list[Path] = []
+
+    def make(dimension: int = 16):
+        folder = tmp_path / f"store-{len(opened)}"
+        folder.mkdir()
+        db = folder / ".groove.db"
+        if request.param == "postgres":
+            from groove_postgres.backend import PostgresBackend
+
+            url = request.getfixturevalue("postgres_url")
+            bind(db, (PostgresBackend.shared(), StoreTarget(url, folder / "kb", db)))
+            bound.append(db)
+        store = open_store(db)
+        store.ensure_vec_table(dimension)
+        opened.append(store)
+        return store
+
+    make.backend = request.param  # type: ignore[attr-defined]
+    yield make
+    for store in opened:
+        store.close()
+    for db in bound:
+        bind(db, None)
+
+
 @attrs.frozen
 class IndexedKB:
     root: Path

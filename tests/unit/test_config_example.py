@@ -69,8 +69,9 @@ def test_schema_walk_finds_nested_keys():
     paths = _key_paths()
     assert ("search", "mmr", "lambda") in paths and ("kb_path",) in paths
     # every key of SPEC §1.3, plus [index].path (issue 8), [index].max_chunk_tokens (issue 10),
-    # the three leg weights of [search.fusion] (issue 11) and [index].embed_workers (issue 16)
-    assert ("embedding", "api_key") in paths and len(paths) == 60
+    # the three leg weights of [search.fusion] (issue 11), [index].embed_workers (issue 16) and
+    # [index].database_url (issue 22)
+    assert ("embedding", "api_key") in paths and len(paths) == 61
 
 
 def test_example_copies_are_identical():

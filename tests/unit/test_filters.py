@@ -12,7 +12,8 @@ from grooveseek.search.filters import EMPTY_PATH_GLOBS, FIELDS_PENDING, validate
 from grooveseek.search.pipeline import run_search
 from grooveseek.search.queryvectors import ModelQueries
 from grooveseek.search.request import SearchRequest
-from grooveseek.store.store import DocumentRecord, Store
+from grooveseek.store.interface import IndexStore
+from grooveseek.store.store import DocumentRecord
 from grooveseek.testing import FakeEmbedder
 from grooveseek.types import Chunk, SearchFilters
 
@@ -36,21 +37,20 @@ def _record(path: str, tags=(), date=None, fields=()) -> DocumentRecord:
     )
 
 
-def _add(store: Store, emb: FakeEmbedder, path: str, text: str, **kwargs) -> None:
+def _add(store: IndexStore, emb: FakeEmbedder, path: str, text: str, **kwargs) -> None:
     chunk = Chunk(0, None, None, text, len(text) // 4)
     store.replace_document(_record(path, **kwargs), [chunk], emb.embed_documents([text]))
 
 
 @pytest.fixture
-def kb(tmp_path):
+def kb(any_store):
+    """The same documents on each backend (``any_store``): every filter must pass on both."""
     emb = FakeEmbedder(32)
-    store = Store.open(tmp_path / ".groove.db")
-    store.ensure_vec_table(32)
+    store = any_store(32)
     for path, (tags, date, fields) in DOCS.items():
         _add(store, emb, path, f"{TEXT} {path}", tags=tags, date=date, fields=fields)
     store.set_meta({"declared_fields": json.dumps(["owner", "status"])})
-    yield store, emb
-    store.close()
+    return store, emb
 
 
 def _paths(kb, legs=("fts", "vector"), limit=10, **filters) -> set[str]:
@@ -173,11 +173,10 @@ def test_filter_applied_echoes_what_had_an_effect_in_order(kb):
     )
 
 
-def test_over_fetch_returns_n_survivors_when_most_candidates_are_filtered_out(tmp_path):
+def test_over_fetch_returns_n_survivors_when_most_candidates_are_filtered_out(any_store):
     """R6.21: the vector leg fetches 10n, so rare survivors ranked below the first n still come back."""
     emb = FakeEmbedder(64)
-    store = Store.open(tmp_path / ".groove.db")
-    store.ensure_vec_table(64)
+    store = any_store(64)
     try:
         for i in range(200):  # identical to the query: they fill the first 200 vector ranks
             _add(store, emb, f"noise/{i:03}.md", "alpha")

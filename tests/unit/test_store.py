@@ -1,4 +1,5 @@
-"""The store with real SQLite (apsw) and real sqlite-vec: schema, producer, writes and the search legs."""
+"""The SQLite store itself (real apsw and sqlite-vec): schema, producer, WAL, refusing foreign files, and
+its own tables. What every backend must do is the contract in test_store_contract.py."""
 
 from __future__ import annotations
 
@@ -91,17 +92,6 @@ def test_corrupt_file_is_refused_naming_the_file(tmp_path):
     assert str(db) in str(err.value) and "groove index --force" in str(err.value)
 
 
-def test_replace_document_writes_rows_fts_and_vectors_atomically(store):
-    store.replace_document(_rec("a/x.md"), _chunks("alpha bravo charlie", "delta echo foxtrot"), _vecs(2))
-    assert store.counts() == (1, 2)
-    assert len(store.fts_candidates('"bravo"', 10, (2, 1, 1), SearchFilters())) == 1
-    assert len(store.knn(_vecs(1)[0], 10)) == 2
-    store.replace_document(_rec("a/x.md", "h2"), _chunks("golf hotel india"), _vecs(1, seed=1))
-    assert store.counts() == (1, 1)
-    assert store.fts_candidates('"bravo"', 10, (2, 1, 1), SearchFilters()) == []
-    assert len(store.knn(_vecs(1)[0], 10)) == 1
-
-
 def test_a_failed_write_leaves_nothing_behind(store):
     with pytest.raises(ValueError):
         store.replace_document(_rec("a.md"), _chunks("one", "two"), _vecs(1))
@@ -119,50 +109,9 @@ def test_delete_cascades_to_chunks_fts_vectors_and_fields(store):
         assert store.conn.execute(f"select count(*) from {table}").fetchall()[0][0] == 0
 
 
-def test_rename_keeps_chunk_ids(store):
-    store.replace_document(_rec("a/x.md"), _chunks("alpha bravo"), _vecs(1))
-    before = store.conn.execute("select id from chunks").fetchall()
-    store.rename_documents([("a/x.md", "b/y.md", {"category": "b"})])
-    assert list(store.documents()) == ["b/y.md"]
-    assert store.conn.execute("select id from chunks").fetchall() == before
-    assert store.conn.execute("select category from documents").fetchall()[0][0] == "b"
-
-
-def test_filters_in_the_fts_leg(store):
-    store.replace_document(_rec("a/x.md"), _chunks("shared words here"), _vecs(1))
-    store.replace_document(_rec("b/y.md"), _chunks("shared words there"), _vecs(1, seed=2))
-    assert len(store.fts_candidates('"shared"', 10, (2, 1, 1), SearchFilters())) == 2
-    only_b = store.fts_candidates('"shared"', 10, (2, 1, 1), SearchFilters(category="b"))
-    assert store.hit_rows([only_b[0][0]])[only_b[0][0]].path == "b/y.md"
-
-
-def test_heading_weight_changes_bm25_order(store):
-    store.replace_document(_rec("a.md"), [Chunk(0, "zebra", 2, "plain words only", 4)], _vecs(1))
-    store.replace_document(
-        _rec("b.md"), [Chunk(0, "other", 2, "zebra zebra appears in the body", 8)], _vecs(1, seed=3)
-    )
-    heading_first = store.fts_candidates('"zebra"', 10, (50.0, 1.0, 1.0), SearchFilters())
-    body_first = store.fts_candidates('"zebra"', 10, (0.0, 1.0, 50.0), SearchFilters())
-    assert heading_first != body_first
-
-
 def test_repair_fts_restores_missing_rows(store):
     store.replace_document(_rec("a.md"), _chunks("alpha bravo"), _vecs(1))
     store.conn.execute("delete from fts_chunks")
     assert store.repair_fts() == 1
     assert store.repair_fts() == 0
     assert store.fts_candidates('"bravo"', 10, (2, 1, 1), SearchFilters())
-
-
-def test_reset_recreates_vectors_at_the_new_dimension(store):
-    store.replace_document(_rec("a.md"), _chunks("alpha"), _vecs(1))
-    store.reset(8, {"embedding_identity": "other", "embedding_dim": "8"})
-    assert store.counts() == (0, 0)
-    assert store.vec_dimension() == 8
-    assert store.meta("embedding_identity") == "other"
-
-
-def test_trigram_matches_japanese_substrings(store):
-    store.replace_document(_rec("ja.md"), _chunks("配列のコピー方法について説明します"), _vecs(1))
-    assert store.fts_candidates('"コピー方法"', 10, (2, 1, 1), SearchFilters())
-    assert store.fts_candidates('"配列の"', 10, (2, 1, 1), SearchFilters())

@@ -9,6 +9,7 @@ never load plugins themselves.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import attrs
@@ -34,12 +35,17 @@ from .plugins import (
     check_selected,
     installed_entry_points,
     load_plugins,
+    load_store_backend,
     one_metadata_scan,
 )
 from .registry import Registry
+from .store.backend import StoreTarget, bind, redact_url, url_scheme
 from .store.store import peek_meta
 
 log = logging.getLogger("grooveseek.config")
+
+#: Names a database server for the index when no trusted config sets [index].database_url.
+DATABASE_URL_ENV = "GROOVE_DATABASE_URL"
 
 
 @attrs.frozen
@@ -78,6 +84,34 @@ class App:
         return ModelChoice(
             chosen_by=f"{source}{where}", undo=f"remove {source} from {self.loaded.path or 'the config'}"
         )
+
+
+def bind_store(loaded: LoadedConfig, kb: Path, db: Path) -> None:
+    """Route the index at ``db`` to a database server when a trusted ``[index].database_url`` (or,
+    without one, ``GROOVE_DATABASE_URL``) names one, else to the SQLite file (docs/postgres.md).
+
+    An untrusted config never gets here with a URL (``config.trust`` drops the key). The backend's
+    plugin is imported only now, so a command without a URL imports no database driver.
+
+    Raises:
+        ConfigError: the environment variable is not a URL.
+        PluginLoadError: no installed package serves the URL's scheme.
+    """
+    url = loaded.config.index.database_url
+    source = f"[index].database_url in {loaded.path}"
+    if url is None:
+        url, source = os.environ.get(DATABASE_URL_ENV) or None, DATABASE_URL_ENV
+    if url is None:
+        bind(db, None)
+        return
+    scheme = url_scheme(url)
+    if not scheme or "://" not in url:
+        raise ConfigError(
+            f"{source} must be a URL such as postgresql://user@db.example:5432/groove, got "
+            f"{redact_url(url)!r}; unset it to keep the index in a local file"
+        )
+    backend = load_store_backend(scheme, source, loaded.config)
+    bind(db, (backend, StoreTarget(url, Path(os.path.realpath(kb)), db)))
 
 
 def follow_index(selection: PluginSelection, db: Path, kb: Path) -> PluginSelection:
@@ -285,6 +319,7 @@ def _build_app(
     if with_embedder and selection.embedder_from == "default":
         kb = resolve_kb_path(loaded, kb_path)
         located = kb, resolve_index_path(loaded, index_path, kb)
+        bind_store(loaded, *located)  # before follow_index peeks at the index's recorded model
         selection = follow_index(selection, located[1], kb)
     check_selection(loaded, selection)
     if not with_embedder:
@@ -300,4 +335,5 @@ def _build_app(
     if located is None:
         kb = resolve_kb_path(loaded, kb_path)
         located = kb, resolve_index_path(loaded, index_path, kb)
+        bind_store(loaded, *located)
     return App(loaded=loaded, selection=selection, registry=registry, kb=located[0], db=located[1])

@@ -16,6 +16,7 @@ import pluggy
 if TYPE_CHECKING:
     from .config import GrooveConfig
     from .interfaces import Chunker, Embedder, Grammar, Parser, Reranker
+    from .store.backend import StoreBackend
 
 hookspec = pluggy.HookspecMarker("grooveseek")
 hookimpl = pluggy.HookimplMarker("grooveseek")
@@ -49,3 +50,13 @@ def register_rerankers(register: Callable[[Reranker], None], config: GrooveConfi
 @hookspec
 def register_grammars(register: Callable[[Grammar], None], config: GrooveConfig) -> None:
     """Register tree-sitter Grammars for the built-in code parser and chunker."""
+
+
+@hookspec
+def register_store_backends(register: Callable[[StoreBackend], None], config: GrooveConfig) -> None:
+    """Register StoreBackend instances (``grooveseek.storekit``): engines for ``IndexStore`` chosen
+    by the scheme of a trusted ``[index].database_url`` or ``GROOVE_DATABASE_URL``.
+
+    The plugin's entry point is in the group ``grooveseek.stores`` and named by the scheme it
+    serves (``postgresql``); it is imported only when such a URL is set (docs/postgres.md).
+    """

@@ -16,7 +16,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -28,9 +28,13 @@ from .entrypoints import InstalledEntryPoint as EntryPoint
 from .entrypoints import scan
 from .errors import PluginLoadError
 
+if TYPE_CHECKING:
+    from .config import GrooveConfig
+    from .store.backend import StoreBackend
+
 log = logging.getLogger("grooveseek.plugins")
 
-KINDS = ("parsers", "chunkers", "embedders", "rerankers", "grammars")
+KINDS = ("parsers", "chunkers", "embedders", "rerankers", "grammars", "stores")
 BUILTINS = ("grooveseek.builtins.chunkers",)
 
 # R1.15: install hints for parser ids that have a known package.
@@ -52,6 +56,7 @@ EMBEDDER_HINTS = {
     "use-multilingual-v3": "groove-use",
     "openai-compatible": "groove-openai",
 }
+POSTGRES_SCHEMES = ("postgresql", "postgres")
 RERANKER_HINTS = {
     "bge-v2-m3": "groove-fastembed",
     "jina-v2-ml": "groove-fastembed",
@@ -320,3 +325,38 @@ def plugin_report(selection: PluginSelection, loaded: Iterable[LoadedPlugin] = (
                     }
                 )
     return rows
+
+
+def load_store_backend(scheme: str, source: str, config: GrooveConfig) -> StoreBackend:
+    """Import the ``grooveseek.stores`` plugin named ``scheme`` and return the backend it registers.
+
+    ``source`` names where the URL came from (``[index].database_url in /x/groove.toml``), so the
+    error says what to change. Raises PluginLoadError when no installed package serves the scheme.
+    """
+    from .store.backend import StoreBackend
+
+    available = installed_entry_points("stores")
+    eps = available.get(scheme)
+    if not eps:
+        served = ", ".join(sorted(available)) or "none"
+        hint = " Install it with: pip install groove-postgres." if scheme in POSTGRES_SCHEMES else ""
+        raise PluginLoadError(
+            f"{source}: no installed store backend serves {scheme}:// URLs (installed: {served}).{hint} "
+            "Or remove the setting to keep the index in a local file."
+        )
+    ep = _unique("stores", scheme, eps)
+    pm = pluggy.PluginManager("grooveseek")
+    pm.add_hookspecs(hookspecs)
+    pm.register(_import("stores", ep), name=f"stores.{scheme}")
+    found: list[StoreBackend] = []
+
+    def register(backend: StoreBackend) -> None:
+        if not isinstance(backend, StoreBackend):
+            raise PluginLoadError(f"stores.{scheme}: registered {backend!r}, which is not a StoreBackend")
+        found.append(backend)
+
+    pm.hook.register_store_backends(register=register, config=config)
+    for backend in found:
+        if scheme in backend.schemes:
+            return backend
+    raise PluginLoadError(f"stores.{scheme}: the plugin loaded but registered no backend for {scheme}://")

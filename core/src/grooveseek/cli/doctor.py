@@ -13,6 +13,7 @@ from ..console import echo_err
 from ..doctor import Diagnosis, DoctorInputs, diagnose
 from ..errors import GrooveError
 from ..fieldschema import SchemaError, load_kb_schema
+from ..store.backend import bound
 from ..store.health import IndexHealth
 from ..store.store import Store
 from .options import config_option, dump_json, effective_config_path, format_option, index_path_of, kb_option
@@ -54,6 +55,14 @@ def doctor_command(ctx: click.Context, kb_path: str | None, config_path: str | N
         ctx.exit(2)
     except GrooveError as exc:
         echo_err(f"groove doctor: {exc}")
+        ctx.exit(2)
+    binding = bound(app.db)
+    if binding is not None:
+        echo_err(
+            f"groove doctor: the index of {app.kb} is on a database server ({binding[1].shown}); the "
+            "doctor's checks read the SQLite file and do not cover it yet. Use groove status, or run "
+            "groove doctor on an index built without [index].database_url."
+        )
         ctx.exit(2)
     if not app.db.exists():
         echo_err(f"groove doctor: no index found at {app.db}. Run groove index --kb-path {app.kb} first.")

@@ -22,8 +22,9 @@ from ..config import parse_bind
 from ..console import echo_err
 from ..errors import GrooveError
 from ..index.guard import check_folder, check_model, discard_if_still_empty
+from ..store.backend import bound
 from ..store.db import read_only_cause
-from ..store.store import open_store
+from ..store.store import index_exists, open_store
 from .options import BOOL, config_option, effective_config_path, index_path_of, kb_option, model_option
 
 if TYPE_CHECKING:
@@ -60,8 +61,8 @@ def _open_index(app: App) -> tuple[int, str | None]:
 
     Returns the R4.44 figures (documents outside the active parser set, one example path).
     """
-    created = not app.db.exists()
-    cause = None if created else read_only_cause(app.db)
+    created = not index_exists(app.db)
+    cause = None if created or bound(app.db) is not None else read_only_cause(app.db)
     if cause:  # searches work on an index nobody can write here; the watcher could not write it
         echo_err(
             f"warning: {app.db}: the index cannot be written ({cause}); serving searches from it as it "

@@ -10,8 +10,9 @@ from ..app import build_app
 from ..config.model import GrooveConfig
 from ..console import echo_err
 from ..index.guard import check_folder
+from ..store.backend import bound
 from ..store.interface import IndexStore
-from ..store.store import open_store
+from ..store.store import index_exists, open_store
 from .options import config_option, effective_config_path, index_path_of, kb_option
 
 
@@ -59,15 +60,19 @@ def status_command(ctx: click.Context, kb_path: str | None, config_path: str | N
         with_parsers=False,
         index_path=index_path_of(ctx),
     )
-    if not app.db.exists():
+    if not index_exists(app.db):
         echo_err(f"No index found. Run groove index --kb-path {app.kb} first.")
         return
+    binding = bound(app.db)
     store = open_store(app.db, create=False)
     try:
         check_folder(store, app.kb)  # another folder's index would report its documents as these
         docs, chunks = store.counts()
         identity = store.meta("embedding_identity") or "(none yet)"
         dim = store.meta("embedding_dim") or "?"
+        if binding is not None:  # engine, host, database and KB: never a credential (docs/postgres.md)
+            for label, value in binding[0].describe(binding[1]):
+                click.echo(f"{label}: {value}")
         click.echo(f"Documents: {docs}")
         click.echo(f"Chunks: {chunks}")
         click.echo(f"Model: {identity} ({dim} dim)")

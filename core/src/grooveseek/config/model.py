@@ -67,6 +67,9 @@ class IndexConfig:
     max_chunk_tokens: int | None = None
     # None: one embedding worker process per usable core, at most 2 (index/workers.py). Trusted only.
     embed_workers: int | None = None
+    # None: the SQLite file. A PostgreSQL URL keeps the index on that server (docs/postgres.md);
+    # trusted configs only, and never printed with its password.
+    database_url: str | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen

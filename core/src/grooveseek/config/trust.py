@@ -237,6 +237,9 @@ def _restrict_eval_and_index(
     if "max_chunk_tokens" in raw_index:  # a chunk size is a cost and quality decision: trusted only
         changes["max_chunk_tokens"] = None
         out.append(ctx.warn("[index].max_chunk_tokens is ignored and the embedding model's window applies"))
+    if "database_url" in raw_index:  # a file found in a folder must not send the index to a server
+        changes["database_url"] = None
+        out.append(ctx.warn("[index].database_url is ignored and the index stays in the local file"))
     if "embed_workers" in raw_index:  # each worker is a process holding a model: trusted only
         changes["embed_workers"] = None
         out.append(ctx.warn("[index].embed_workers is ignored and one worker per core applies"))

@@ -448,6 +448,24 @@ def _check_index_numbers(index: IndexConfig, f: Findings) -> None:
         )
 
 
+def _check_database_url(index: IndexConfig, f: Findings) -> None:
+    """A URL a store backend can be chosen by; shown without its password (docs/postgres.md)."""
+    url = index.database_url
+    if url is None:
+        return
+    from ..store.backend import redact_url, url_scheme
+
+    if not url.strip():
+        f.errors.append(
+            "[index].database_url must not be empty; remove the key to keep the index in a local file"
+        )
+    elif not url_scheme(url) or "://" not in url:
+        f.errors.append(
+            f"[index].database_url must be a URL such as postgresql://user@db.example:5432/groove, got "
+            f"{redact_url(url)!r}; remove the key to keep the index in a local file"
+        )
+
+
 def check_values(parsed: ParsedFile, home: Path) -> tuple[GrooveConfig, list[str]]:
     """Apply every value rule of §1.3 to a structured file.
 
@@ -474,6 +492,7 @@ def check_values(parsed: ParsedFile, home: Path) -> tuple[GrooveConfig, list[str
     _check_reranker_table(cfg, f)
     _check_empty_ids(cfg, f)
     _check_index_numbers(cfg.index, f)
+    _check_database_url(cfg.index, f)
     if f.errors:
         causes = f.errors + f.parser_errors
         raise ConfigError(f"{parsed.path}: invalid config\n" + "\n".join(causes))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import StoreError
+from ..store.backend import bound
 from ..store.interface import IndexStore
 from ..store.replace import install_rebuilt
 from ..store.store import Store, remove_index_files
@@ -33,6 +34,10 @@ def side_path(db: Path) -> Path:
 
 def run_forced(db: Path, build: Callable[[IndexStore], T]) -> T:
     """Run ``build`` (a forced index run) so the live index at ``db`` changes only when it succeeds."""
+    binding = bound(db)
+    if binding is not None:  # a server switches generations instead of copying a file
+        backend, target = binding
+        return backend.run_forced(target, build)
     live = _open_usable(db)
     if live is None:
         store = open_for_index(db, force=True)

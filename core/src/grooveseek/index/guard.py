@@ -21,8 +21,9 @@ import attrs
 from ..config.resolve import DB_NAME
 from ..errors import GrooveError, IndexMissing, ModelError, StoreError
 from ..interfaces import Embedder
+from ..store.backend import bound
 from ..store.interface import IndexStore
-from ..store.store import open_store, remove_index_files
+from ..store.store import index_exists, open_store, remove_index_files
 
 KB_META = "kb_path"  # index_meta key: the KB folder, relative to the index file's folder
 
@@ -70,7 +71,7 @@ def discard_if_still_empty(db: Path) -> Iterator[None]:
     exists". An index that was already there is never touched: the block's own guards keep it
     unchanged until the run writes.
     """
-    existed = os.path.lexists(db)
+    existed = os.path.lexists(db) or index_exists(db)
     try:
         yield
     except BaseException:
@@ -80,6 +81,8 @@ def discard_if_still_empty(db: Path) -> Iterator[None]:
 
 
 def _remove_if_empty(db: Path) -> None:
+    if bound(db) is not None:
+        return  # a server's empty index holds no file to remove; the next run fills it
     try:
         store = open_store(db, create=False)
     except (GrooveError, OSError):
@@ -237,7 +240,7 @@ def record_model(store: IndexStore, embedder: Embedder, context_mode: str) -> No
 
 def open_for_search(db: Path, kb: Path, embedder: Embedder, choice: ModelChoice | None = None) -> IndexStore:
     """Open an existing index for reading; run the folder and model guards before any model loads."""
-    if not db.exists():
+    if not index_exists(db):
         raise IndexMissing(db, kb)
     store = open_store(db, create=False)
     try:

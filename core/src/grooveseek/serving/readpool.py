@@ -7,7 +7,6 @@ in bench/README.md).
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from ..errors import IndexMissing
 from ..index.guard import ModelChoice, check_model, open_for_search
 from ..interfaces import Embedder
 from ..store.interface import IndexStore
+from ..store.store import index_identity
 from .errors import ServiceClosed
 
 __all__ = ["MAX_IDLE_READERS", "READER_MMAP_BYTES", "ReadPool"]
@@ -27,11 +27,10 @@ MAX_IDLE_READERS = 16
 
 
 def _file_identity(db: Path, kb: Path) -> tuple[int, int]:
-    try:
-        st = os.stat(db)
-    except FileNotFoundError:
-        raise IndexMissing(db, kb) from None
-    return st.st_dev, st.st_ino
+    identity = index_identity(db)  # a file's (device, inode), or a database backend's generation
+    if identity is None:
+        raise IndexMissing(db, kb)
+    return identity
 
 
 class ReadPool:

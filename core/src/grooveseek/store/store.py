@@ -19,6 +19,7 @@ import apsw
 from ..errors import StoreError
 from ..types import SearchFilters
 from . import scan
+from .backend import bound
 from .core import SqlCore
 from .db import (
     connect,
@@ -45,6 +46,8 @@ __all__ = [
     "IndexStore",
     "Store",
     "StoredDoc",
+    "index_exists",
+    "index_identity",
     "open_store",
     "peek_meta",
     "remove_index_files",
@@ -209,13 +212,45 @@ class Store:
 
 def open_store(db_path: Path, *, create: bool = True) -> IndexStore:
     """Open the index at ``db_path`` behind the ``IndexStore`` interface: the one place that picks
-    the storage engine (today always the SQLite ``Store``; see docs/scaling.md)."""
+    the storage engine. The SQLite ``Store`` unless the command bound ``db_path`` to a database
+    server (a trusted ``[index].database_url``, ``backend.bind``; docs/postgres.md)."""
+    binding = bound(db_path)
+    if binding is not None:
+        backend, target = binding
+        return backend.open(target, create=create)
     return Store.open(db_path, create=create)
+
+
+def index_exists(db_path: Path) -> bool:
+    """Whether the index at ``db_path`` exists (the file, or the knowledge base's rows on a server)."""
+    binding = bound(db_path)
+    if binding is not None:
+        backend, target = binding
+        return backend.exists(target)
+    return db_path.exists()
+
+
+def index_identity(db_path: Path) -> tuple[int, int] | None:
+    """A value that changes when the index is replaced (the file's device and inode; a server's
+    current generation); None when there is no index."""
+    binding = bound(db_path)
+    if binding is not None:
+        backend, target = binding
+        return backend.identity(target) if backend.exists(target) else None
+    try:
+        st = os.stat(db_path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def peek_meta(db_path: Path, key: str) -> str | None:
     """One ``index_meta`` value, read without changing the file (not even to WAL); None when there
     is no index there or it cannot be read, which the command's own open then reports."""
+    binding = bound(db_path)
+    if binding is not None:
+        backend, target = binding
+        return backend.peek_meta(target, key)
     if not os.path.isfile(db_path):
         return None
     try:

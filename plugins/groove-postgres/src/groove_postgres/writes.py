@@ -1,0 +1,254 @@
+"""Writes: replace, metadata update, delete, rename, reset (SPEC R4.4, R4.14, R4.22, R4.30).
+
+Each public method is one transaction. A chunk's row carries its folded full text, trigram count
+and vector, and its bigram postings are written beside it in the same transaction, so the legs
+can never disagree about which chunks exist.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+
+from grooveseek.storekit import Chunk, DocumentRecord, FloatArray, StoreError
+
+from .core import PgCore
+from .schema import drop_hnsw_sql, hnsw_index_sql
+from .text import bigram_postings, ftext_and_ntok
+
+
+def now() -> str:
+    """``last_indexed`` as the SQLite store writes it (UTC, seconds)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_CHUNK_COLUMNS = (
+    "id, gen, document_id, chunk_index, heading, level, content, context, token_count, quality_score, "
+    "start_line, end_line, symbol_kind, anchor, table_rows, ftext, ntok, cjk_ntok, embedding"
+)
+_DOC_COLUMNS = (
+    "parser_id, title, title_from_filename, topic, topic_from_frontmatter, category, depth, tags, date, "
+    "content_hash, size_bytes, last_indexed"
+)
+
+
+class DocumentWrites:
+    """Write-side SQL of ``PostgresStore``."""
+
+    def __init__(self, core: PgCore) -> None:
+        self._core = core
+        self.conn = core.conn
+
+    def _doc_id(self, path: str) -> int | None:
+        value = self._core.scalar(
+            "select id from groove_documents where gen = %s and path = %s", (self._core.gen, path)
+        )
+        return None if value is None else int(value)
+
+    def _upsert_doc_row(self, rec: DocumentRecord) -> int:
+        values = (
+            rec.parser_id,
+            rec.title,
+            rec.title_from_filename,
+            rec.topic,
+            rec.topic_from_frontmatter,
+            rec.category,
+            rec.depth,
+            json.dumps(list(rec.tags), ensure_ascii=False),
+            rec.date,
+            rec.content_hash,
+            rec.size_bytes,
+            now(),
+        )
+        marks = ", ".join(["%s"] * len(values))
+        row = self.conn.execute(
+            f"insert into groove_documents(gen, path, {_DOC_COLUMNS}) values (%s, %s, {marks}) "
+            f"on conflict (gen, path) do update set ({_DOC_COLUMNS}) = ({marks}) returning id",
+            (self._core.gen, rec.path, *values, *values),
+        ).fetchone()
+        assert row is not None
+        doc_id = int(row[0])
+        self._write_fields(doc_id, rec.fields)
+        return doc_id
+
+    def _write_fields(self, doc_id: int, fields: Sequence[tuple[str, str]]) -> None:
+        self.conn.execute("delete from groove_fields where document_id = %s", (doc_id,))
+        if fields:
+            with self.conn.cursor() as cur:
+                cur.executemany(
+                    "insert into groove_fields(document_id, key, value) values (%s, %s, %s)",
+                    [(doc_id, k, v) for k, v in fields],
+                )
+
+    def replace_fields(self, doc_id: int, fields: Sequence[tuple[str, str]]) -> None:
+        """Rewrite one document's declared-field rows alone, in one transaction (R4.40)."""
+        with self.conn.transaction():
+            self._write_fields(doc_id, fields)
+
+    def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: FloatArray) -> None:
+        """Replace one document's row, chunks, postings, vectors and fields in one transaction (R4.4)."""
+        if len(chunks) != len(vectors):
+            raise ValueError("one vector per chunk is required")
+        dimension = self._core.dimension()
+        if len(chunks) and dimension is not None and vectors.shape[1] != dimension:
+            raise StoreError(
+                f"a vector of {vectors.shape[1]} dimensions cannot be stored in an index of {dimension}"
+            )
+        with self.conn.transaction():
+            existing = self._doc_id(rec.path)
+            if existing is not None:
+                self._subtract_stats([existing])
+                self.conn.execute("delete from groove_chunks where document_id = %s", (existing,))
+            doc_id = self._upsert_doc_row(rec)
+            if chunks:
+                self._insert_chunks(doc_id, chunks, vectors)
+
+    def _subtract_stats(self, doc_ids: Sequence[int]) -> None:
+        """Take these documents' chunks out of the generation's bm25 totals (same transaction)."""
+        self.conn.execute(
+            "update groove_gen_stats s set chunks = s.chunks - x.n, ntok = s.ntok - x.t, "
+            "cjk_ntok = s.cjk_ntok - x.c from (select count(*) as n, coalesce(sum(ntok), 0) as t, "
+            "coalesce(sum(cjk_ntok), 0) as c from groove_chunks where document_id = any(%s)) x "
+            "where s.gen = %s",
+            (list(doc_ids), self._core.gen),
+        )
+
+    def _insert_chunks(self, doc_id: int, chunks: Sequence[Chunk], vectors: FloatArray) -> None:
+        """All chunks of one document in three round trips: their ids, the rows (pipelined), and
+        every bigram posting in one ``unnest`` insert (one statement per posting cost 45 % of a
+        write at 40-word chunks)."""
+        ids = [
+            int(r[0])
+            for r in self.conn.execute(
+                "select nextval('groove_chunks_id_seq') from generate_series(1, %s)", (len(chunks),)
+            ).fetchall()
+        ]
+        rows = []
+        tokens = cjk_tokens = 0
+        postings: tuple[list[object], ...] = ([], [], [], [], [])
+        for chunk_id, chunk, vector in zip(ids, chunks, vectors, strict=True):
+            heading = chunk.heading or ""
+            ftext, ntok = ftext_and_ntok(heading, chunk.context, chunk.content)
+            terms, cjk_ntok = bigram_postings(heading, chunk.context, chunk.content)
+            tokens, cjk_tokens = tokens + ntok, cjk_tokens + cjk_ntok
+            for term, h, c, t in terms:
+                for column, value in zip(postings, (chunk_id, term, h, c, t), strict=True):
+                    column.append(value)
+            rows.append(
+                (
+                    chunk_id,
+                    self._core.gen,
+                    doc_id,
+                    chunk.chunk_index,
+                    chunk.heading,
+                    chunk.level,
+                    chunk.content,
+                    chunk.context,
+                    chunk.token_count,
+                    chunk.quality_score,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.symbol_kind,
+                    chunk.anchor,
+                    # R3.66: NULL for chunks without table rows, so non-Office rows stay small.
+                    json.dumps([list(r) for r in chunk.table_rows]) if chunk.table_rows else None,
+                    ftext,
+                    ntok,
+                    cjk_ntok,
+                    vector,
+                )
+            )
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                f"insert into groove_chunks({_CHUNK_COLUMNS}) values ({', '.join(['%s'] * 19)})",
+                rows,
+            )
+        self.conn.execute(
+            "update groove_gen_stats set chunks = chunks + %s, ntok = ntok + %s, cjk_ntok = cjk_ntok + %s "
+            "where gen = %s",
+            (len(rows), tokens, cjk_tokens, self._core.gen),
+        )
+        if postings[0]:
+            self.conn.execute(
+                "insert into groove_bigrams(gen, chunk_id, term, h, c, t) select %s, * from "
+                "unnest(%s::bigint[], %s::text[], %s::int[], %s::int[], %s::int[])",
+                (self._core.gen, *postings),
+            )
+
+    def update_document_meta(self, rec: DocumentRecord) -> None:
+        """Frontmatter-only change (R4.20): the row and its fields, nothing re-embedded."""
+        with self.conn.transaction():
+            self._upsert_doc_row(rec)
+
+    def delete_documents(self, paths: Iterable[str]) -> None:
+        """Delete documents with their chunks, postings and fields (R4.14), one transaction."""
+        wanted = list(paths)
+        with self.conn.transaction():
+            ids = [
+                int(r[0])
+                for r in self._core.rows(
+                    "select id from groove_documents where gen = %s and path = any(%s)",
+                    (self._core.gen, wanted),
+                )
+            ]
+            if ids:
+                self._subtract_stats(ids)
+                self.conn.execute("delete from groove_documents where id = any(%s)", (ids,))
+
+    def rename_documents(self, renames: Sequence[tuple[str, str, dict[str, str | None]]]) -> None:
+        """Apply all renames of a run in one transaction (R4.22); chunks and vectors are reused."""
+        with self.conn.transaction():
+            for old, new, updates in renames:
+                self.conn.execute(
+                    "update groove_documents set path = %s where gen = %s and path = %s",
+                    (new, self._core.gen, old),
+                )
+                for column in ("title", "topic", "category"):
+                    if column in updates:
+                        self.conn.execute(
+                            f"update groove_documents set {column} = %s where gen = %s and path = %s",
+                            (updates[column], self._core.gen, new),
+                        )
+
+    def reset(self, dimension: int, meta: dict[str, str | None]) -> None:
+        """The forced reset of R4.30: empty the generation, declare vectors at ``dimension``, record meta."""
+        gen = self._core.gen
+        with self.conn.transaction():
+            self.conn.execute("delete from groove_documents where gen = %s", (gen,))
+            self.conn.execute(
+                "update groove_gen_stats set chunks = 0, ntok = 0, cjk_ntok = 0 where gen = %s", (gen,)
+            )
+            self.conn.execute(drop_hnsw_sql(gen))
+            self.conn.execute("update groove_generations set dimension = %s where id = %s", (dimension, gen))
+            self.conn.execute(hnsw_index_sql(gen, dimension))
+            self.conn.execute(
+                "delete from groove_meta where gen = %s and (key like 'parser_policy:%%' "
+                "or key = 'declared_fields')",
+                (gen,),
+            )
+            self._core.write_meta({k: v for k, v in meta.items() if v is not None})
+        self._core.forget_dimension()
+
+    def ensure_vec_table(self, dimension: int) -> None:
+        """Declare the generation's vector dimension and build its HNSW index, once."""
+        if self._core.dimension() is not None:
+            return
+        gen = self._core.gen
+        with self.conn.transaction():
+            self.conn.execute(
+                "update groove_generations set dimension = %s where id = %s and dimension is null",
+                (dimension, gen),
+            )
+            self.conn.execute(hnsw_index_sql(gen, dimension))
+        self._core.forget_dimension()
+
+    def finish_run(self, meta: dict[str, str | None], awaiting_reparse: Sequence[str], marker: str) -> None:
+        """R4.15 step 13 in one transaction: mark rows a policy pass did not settle, record the run."""
+        with self.conn.transaction():
+            if awaiting_reparse:
+                self.conn.execute(
+                    "update groove_documents set content_hash = %s where gen = %s and path = any(%s)",
+                    (marker, self._core.gen, list(awaiting_reparse)),
+                )
+            self._core.write_meta(meta)
