@@ -183,16 +183,18 @@ def gate(refresh: bool = False) -> int:
     kb = work / "kb"
     for corpus in ("npm-docs", "js-primer"):
         shutil.copytree(ROOT / "tests" / "fixtures" / "corpora" / corpus, kb / corpus)
+    # The index stays in the work folder: the gate leaves nothing in the user's data folder.
+    index = ["--kb-path", str(kb), "--index-path", str(work / "gate.db")]
     history = kb / ".groove-eval-history.json"
     if not refresh:
         shutil.copyfile(GATE / "history.json", history)
     groove = [str(BIN / "groove")]
-    rc = subprocess.run([*groove, "index", "--kb-path", str(kb), "--quiet"], check=False).returncode
+    rc = subprocess.run([*groove, "index", *index, "--quiet"], check=False).returncode
     if rc != 0:
         return rc
     golden = ["--golden", str(GATE / "golden.yml")]
     flags = ["--no-diff"] if refresh else ["--fail-on-regression"]
-    rc = subprocess.run([*groove, "eval", "--kb-path", str(kb), *golden, *flags], check=False).returncode
+    rc = subprocess.run([*groove, "eval", *index, *golden, *flags], check=False).returncode
     if rc == 0 and refresh:
         shutil.copyfile(history, GATE / "history.json")
         print(f"dev.py: new gate baseline written to {GATE / 'history.json'}; commit it", file=sys.stderr)

@@ -122,7 +122,10 @@ def test_no_readme_promises_a_package_that_is_not_published():
 
 
 def _user_env(home: Path) -> dict[str, str]:
+    """A new user's environment: this HOME, no data-home override (indexes go to the default place)."""
     env = dict(os.environ, HOME=str(home), HF_HUB_OFFLINE="1")
+    for key in ("GROOVE_DATA_HOME", "XDG_DATA_HOME"):
+        env.pop(key, None)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # what `source .venv/bin/activate` does
     return env
 
@@ -156,7 +159,10 @@ def test_the_quickstart_works_verbatim_with_no_model_flag(path: Path, home: Path
         result = _run_verbatim(line, home)
         assert result.returncode == 0, f"`{line}` failed:\n{result.stderr}"
         assert "Traceback" not in result.stderr
-    assert (home / ".groove.db").exists() and (home / ".groove-work.db").exists()
+    # each folder got its own index in the default data folder, and nothing else was written in HOME
+    indexes = home / ".local" / "share" / "groove" / "indexes"
+    assert len(list(indexes.glob("notes-*.db"))) == 1 and len(list(indexes.glob("work-*.db"))) == 1
+    assert sorted(p.name for p in home.iterdir()) == [".local", "notes", "work"]
     status = _run_verbatim("groove status --kb-path ~/notes", home)
     assert "Model: minilm-l6-int8+use-multilingual-v3 (896 dim)" in status.stdout  # NEW_INDEX_MODEL
 
@@ -175,11 +181,11 @@ def test_the_demo_prints_the_next_three_commands_and_they_work_verbatim(home: Pa
             ["bash", "-c", line],
             check=False,
             cwd=ROOT,
-            env=dict(os.environ, HOME=str(home), HF_HUB_OFFLINE="1"),
+            env=_user_env(home),
             capture_output=True,
             text=True,
             timeout=600,
         )
         assert result.returncode == 0, f"`{line}` failed:\n{result.stderr}"
-    assert (home / ".groove.db").exists()
+    assert len(list((home / ".local" / "share" / "groove" / "indexes").glob("notes-*.db"))) == 1
     assert str(home / "notes") in result.stdout  # the mcp-config output names the absolute KB path

@@ -41,7 +41,7 @@ SUMMARIES = {
     "eval": "Measure recall@k, MRR and nDCG@k of the search over a golden query set.",
     "graph": "Walk from a document to the chunks most similar to it, breadth-first.",
     "mcp-config": "Print the MCP config for CLIENT (claude-code, claude-desktop, cursor, vscode) to stdout.",
-    "index": "Index the knowledge base into .groove.db (beside kb_path, or --index-path).",
+    "index": "Index the knowledge base (into its own index under the data folder, or --index-path).",
     "plugins": (
         "List installed plugins per group, whether the effective config enables them, and what loaded."
     ),

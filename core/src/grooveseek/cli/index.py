@@ -36,7 +36,7 @@ def index_command(
     quiet: bool,
     progress: bool,
 ) -> None:
-    """Index the knowledge base into .groove.db (beside kb_path, or --index-path)."""
+    """Index the knowledge base (into its own index under the data folder, or --index-path)."""
     if quiet and progress:
         raise click.UsageError("--quiet and --progress are mutually exclusive")
     app = build_app(

@@ -31,7 +31,7 @@ def kb_option(f: F) -> F:
         metavar="FILE",
         expose_value=False,
         callback=_remember_index_path,
-        help="The index file (default: .groove.db beside the knowledge base folder).",
+        help="The index file (default: the folder's own index in the data folder; docs/index-location.md).",
     )(f)
     return click.option("--kb-path", "kb_path", metavar="PATH", help="The knowledge base folder.")(f)
 
