@@ -183,9 +183,10 @@ def gate(refresh: bool = False) -> int:
     kb = work / "kb"
     for corpus in ("npm-docs", "js-primer"):
         shutil.copytree(ROOT / "tests" / "fixtures" / "corpora" / corpus, kb / corpus)
-    # The index stays in the work folder: the gate leaves nothing in the user's data folder.
+    # The index (and the eval history beside it, <index>.eval-history.json) stay in the work folder:
+    # the gate leaves nothing in the user's data folder.
     index = ["--kb-path", str(kb), "--index-path", str(work / "gate.db")]
-    history = kb / ".groove-eval-history.json"
+    history = work / "gate.db.eval-history.json"
     if not refresh:
         shutil.copyfile(GATE / "history.json", history)
     groove = [str(BIN / "groove")]

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from grooveseek.cli import cli
-from grooveseek.eval.history import HISTORY_FILE
+from grooveseek.eval.history import HISTORY_FILE, history_path
+from grooveseek.index.guard import db_path_for
 from tests.conftest import copy_indexed_kb
 
 pytestmark = pytest.mark.model
@@ -39,7 +40,7 @@ def eval_(root: Path, *args: str):
 
 
 def history_file(root: Path) -> Path:
-    return root / "kb" / HISTORY_FILE
+    return history_path(db_path_for((root / "kb").resolve()))
 
 
 def history(root: Path) -> list[dict]:
@@ -93,3 +94,13 @@ def test_an_edited_golden_file_disables_the_diff(kb: Path) -> None:
     result = eval_(kb, "--fail-on-regression")
     assert result.exit_code == 0
     assert "golden changed since last run, diff disabled" in result.stdout
+
+
+def test_eval_leaves_the_knowledge_base_byte_identical(kb: Path) -> None:
+    def snapshot() -> dict[str, bytes]:
+        return {p.relative_to(kb).as_posix(): p.read_bytes() for p in sorted(kb.rglob("*")) if p.is_file()}
+
+    before = snapshot()
+    assert eval_(kb).exit_code == 0 and eval_(kb).exit_code == 0
+    assert snapshot() == before  # nothing in the notes folder or beside it
+    assert not (kb / "kb" / HISTORY_FILE).exists() and len(history(kb)) == 2
