@@ -103,9 +103,12 @@ def test_config_choice_is_logged_once_as_one_line(tmp_path, monkeypatch):
     _kb(tmp_path)
     cfg = tmp_path / "groove.toml"
     cfg.write_text('kb_path = "kb"\n')
-    result = _run(["--config", str(cfg), "status"], tmp_path, monkeypatch)
     expected = f"grooveseek.config: loaded config source=explicit path={cfg} trust=trusted"
-    assert result.stderr.splitlines().count(expected) == 1, result.stderr
+    for verbose in (["-v", "status"], ["status", "-v"]):  # before or after the subcommand
+        result = _run(["--config", str(cfg), *verbose], tmp_path, monkeypatch)
+        assert result.stderr.splitlines().count(expected) == 1, result.stderr
+    quiet = _run(["--config", str(cfg), "status"], tmp_path, monkeypatch)  # issue 24: not by default
+    assert "loaded config" not in quiet.stderr and quiet.exit_code == 0
 
 
 def test_groove_log_warning_hides_info_lines(tmp_path, monkeypatch):

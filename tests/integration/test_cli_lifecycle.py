@@ -189,3 +189,14 @@ def test_txt_enabled_by_trusted_config(small_kb):
     )
     result = small_kb.run("index")
     assert "extensions: [md, txt]" in result.stderr and _done(result)["docs"] == 3
+
+
+def test_quiet_prints_nothing_but_warnings_and_errors(small_kb):
+    (small_kb.kb / "bad.md").write_bytes(b"---\ntitle: [unclosed\n---\nBody text that is long enough.\n")
+    quiet = small_kb.run("index", "--quiet")
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stdout == ""
+    lines = quiet.stderr.splitlines()
+    assert lines and all(line.startswith(("warning:", "Skipping")) for line in lines), lines
+    again = small_kb.run("index", "--quiet")  # nothing changed: a clean run is silent
+    assert again.exit_code == 0 and again.stdout == "" and again.stderr == ""

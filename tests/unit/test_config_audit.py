@@ -142,7 +142,7 @@ def test_empty_config_is_an_error_not_discovery(tmp_path, kb_dir, monkeypatch, a
     result = _run(args, tmp_path, monkeypatch)
     assert result.exit_code == 1
     assert "Error: --config is empty; name a groove.toml file" in result.stderr
-    assert "loaded config" not in result.stderr
+    assert "loaded config" not in _run(["-v", *args], tmp_path, monkeypatch).stderr
 
 
 def test_empty_config_after_a_real_one_still_wins(tmp_path, kb_dir, monkeypatch):

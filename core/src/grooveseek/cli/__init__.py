@@ -155,12 +155,17 @@ def _version() -> str:
 @click.group(cls=GrooveGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version=_version(), prog_name="groove", message="%(prog)s %(version)s")
 @click.option("--config", "config_path", metavar="PATH", help="Use this groove.toml (trusted).")
+@click.option(
+    "-v", "--verbose", count=True, help="-v: say which groove.toml was loaded; -vv: every debug line."
+)
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None) -> None:
+def cli(ctx: click.Context, config_path: str | None, verbose: int) -> None:
     """GrooveSeek: hybrid semantic search over a knowledge base."""
     from ..console import setup_logging
+    from ..console import verbose as set_verbose
 
     setup_logging()
+    set_verbose(verbose)
     ctx.ensure_object(dict)
     ctx.obj["config"] = config_path
 
