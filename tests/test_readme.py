@@ -189,3 +189,61 @@ def test_the_demo_prints_the_next_three_commands_and_they_work_verbatim(home: Pa
         assert result.returncode == 0, f"`{line}` failed:\n{result.stderr}"
     assert len(list((home / ".local" / "share" / "groove" / "indexes").glob("notes-*.db"))) == 1
     assert str(home / "notes") in result.stdout  # the mcp-config output names the absolute KB path
+
+
+# README.ja.md covers what README.md covers (issue 24): the same sections in the same order.
+SECTIONS_JA = {
+    "The two commands": "2 つのコマンド",
+    "Install": "インストール",
+    "Quickstart": "クイックスタート",
+    "Configuration": "設定",
+    "Command line": "コマンドライン",
+    "MCP": "MCP",
+    "Plugins": "プラグイン",
+    "Layout": "構成",
+    "Status": "状況",
+    "Licence and attribution": "ライセンス",
+}
+
+
+def _sections(path: Path) -> list[str]:
+    return re.findall(r"^## (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+
+
+def _section(path: Path, heading: str) -> str:
+    text = path.read_text(encoding="utf-8")
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def test_the_japanese_readme_has_every_section_of_the_english_one_in_order():
+    english, japanese = _sections(READMES[0]), _sections(READMES[1])
+    assert set(english) == set(SECTIONS_JA), "a README.md section has no Japanese name here: add it"
+    assert japanese == [SECTIONS_JA[h] for h in english]
+
+
+def test_each_japanese_section_names_the_same_commands_flags_and_models():
+    def names(text: str) -> set[str]:
+        return set(
+            re.findall(
+                r"`(groove [a-z-]+|--[a-z][a-z-]+|[a-z0-9.-]+-v[0-9.]+[a-z0-9-]*|bge-m3|\[[a-z_.]+\])", text
+            )
+        )
+
+    for english, japanese in SECTIONS_JA.items():
+        if english in ("Status", "Licence and attribution", "Layout"):
+            continue  # prose summaries; Status links to the English one
+        en, ja = names(_section(READMES[0], english)), names(_section(READMES[1], japanese))
+        assert en <= ja, f"{japanese} lacks {sorted(en - ja)} that {english} names"
+
+
+def test_both_readmes_give_the_same_model_advice():
+    """No language-specific recommendation: both name the same models, in the same words' order."""
+    models = re.compile(
+        r"minilm-l6-int8\+use-multilingual-v3|use-multilingual-v3|minilm-l6-int8|bge-small-en-v1\.5|bge-m3"
+    )
+    en = models.findall(_section(READMES[0], "Quickstart"))
+    ja = models.findall(_section(READMES[1], "クイックスタート"))
+    assert en == ja
+    assert "向いています" not in READMES[1].read_text(encoding="utf-8")  # no Japanese-only advice
