@@ -170,8 +170,8 @@ def test_get_document(remote: StdioSession, kb: IndexedKB) -> None:
     assert doc["title"] == "Quickstart" and doc["tags"] == ["guide", "cli"] and doc["truncated"] is False
     assert doc["content"] == (kb.kb / "guides" / "quickstart.md").read_text(encoding="utf-8")
     assert remote.tool("get_document", {"path": "../groove.toml"}) == {
-        "error": "File not found: ../groove.toml. Path should be relative to knowledge-base/ "
-        '(e.g. "deep-dive/mcp/overview.md").'
+        "error": "File not found: ../groove.toml. Paths are relative to the knowledge base folder; "
+        "pass one exactly as search or list_topics returns it."
     }
 
 
