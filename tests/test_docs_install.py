@@ -35,10 +35,15 @@ def _docs() -> list[Path]:
     return [p for p in found if p.exists() and p not in THIRD_PARTY]
 
 
+def _joined(path: Path) -> str:
+    """The file's text with shell line continuations joined, as the shell reads them."""
+    return re.sub(r"\\\n\s*", " ", path.read_text(encoding="utf-8"))
+
+
 def _lines() -> list[tuple[Path, str]]:
     out = []
     for path in _docs():
-        for match in PIP.finditer(path.read_text(encoding="utf-8")):
+        for match in PIP.finditer(_joined(path)):
             args = [a for a in shlex.split(match.group(1)) if not a.startswith("-")]
             words = [a.rstrip(".,;:") for a in args]
             if words and words[0] not in {"command", "that", "line"}:  # prose ("the pip install command")
@@ -86,7 +91,7 @@ def _closure(names: set[str]) -> set[str]:
 
 
 def _base() -> set[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = _joined(ROOT / "README.md")
     (line,) = [m.group(1).strip() for m in PIP.finditer(readme) if " ./ " in f" {m.group(1)} "]
     return _named(line)
 

@@ -11,6 +11,7 @@ import attrs
 from ..cjk import query_bigrams
 from ..interfaces import Embedder
 from ..store.interface import IndexStore
+from ..vectorcheck import checked
 from .query import CompiledQuery
 from .request import SearchRequest
 
@@ -57,7 +58,7 @@ def vector_leg(
     # so counting it as a filter would fetch ten times the neighbours for nothing (issue 16).
     quality = req.filters.min_quality
     filtered = attrs.evolve(req.filters, min_quality=0.0).active or bool(excluded)
-    vector = embedder.embed_query(compiled.positive_text)
+    vector = checked(embedder, embedder.embed_query(compiled.positive_text), None)  # R5.4
     candidates = store.knn(vector, min(fetch_size(n, filtered), MAX_KNN), quality)
     if filtered:
         passing = store.passing_chunk_ids([cid for cid, _ in candidates], req.filters)
