@@ -26,6 +26,20 @@ _told: weakref.WeakSet[Embedder] = weakref.WeakSet()  # said once per embedder
 log = logging.getLogger("grooveseek.embedders")
 
 
+class BadVectors(RuntimeError):
+    """Document vectors that fail the check: not a ``GrooveError``, so the indexer treats it like
+    any failed embedding (each file of the batch again on its own, the file skipped when the model
+    still embeds a probe text) and one file's bad vector never stops a run."""
+
+
+def checked_documents(embedder: Embedder, vectors: object, rows: int) -> FloatArray:
+    """``checked`` for ``embed_documents`` output on the indexing path."""
+    try:
+        return checked(embedder, vectors, rows)
+    except ModelError as exc:
+        raise BadVectors(str(exc)) from None
+
+
 def checked(embedder: Embedder, vectors: object, rows: int | None) -> FloatArray:
     """``vectors`` as float32 of shape ``(rows, dimension)`` (``rows=None``: one query vector of
     shape ``(dimension,)``), each row of unit length.

@@ -29,7 +29,7 @@ from ..errors import EmbeddingRejected, GrooveError, ModelError
 from ..interfaces import FloatArray
 from ..store.store import DocumentRecord, StoredDoc
 from ..types import Chunk
-from ..vectorcheck import checked
+from ..vectorcheck import BadVectors, checked_documents
 from .safety import PROBE_TEXT, RunFailed, failure_reason
 from .workers import EmbedWorkers
 
@@ -126,7 +126,11 @@ class Writer:
         if vectors is None:  # the workers stopped: this batch is embedded here
             self.flush_here(batch)
             return
-        vectors = checked(self.host.embedder, vectors, len(texts))  # unit length, finite (R5.4)
+        try:
+            vectors = checked_documents(self.host.embedder, vectors, len(texts))  # R5.4
+        except BadVectors:  # which file is at fault? each is embedded on its own
+            self.write_each(batch)
+            return
         fresh = dict(zip(texts, vectors, strict=True))
         for prepared, file_vectors in zip(batch, self.assemble(batch, fresh), strict=True):
             with self.host._guarded(prepared.rel):
@@ -207,7 +211,7 @@ class Writer:
             self.host.counts.accepted_batches += exc.accepted
             raise
         self.host.counts.accepted_batches += 1
-        return checked(self.host.embedder, vectors, len(texts))  # unit length, finite (R5.4)
+        return checked_documents(self.host.embedder, vectors, len(texts))  # unit length, finite (R5.4)
 
     def judge(self, prepared: Prepared, exc: BaseException) -> ModelError:
         """The error for one file's failed embedding: the file's own (a skip) when the model still
