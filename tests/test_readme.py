@@ -247,3 +247,36 @@ def test_both_readmes_give_the_same_model_advice():
     ja = models.findall(_section(READMES[1], "クイックスタート"))
     assert en == ja
     assert "向いています" not in READMES[1].read_text(encoding="utf-8")  # no Japanese-only advice
+
+
+def test_the_demo_installs_what_running_needs_and_the_test_command_the_rest(tmp_path, monkeypatch):
+    dev = _load_dev()
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").touch()  # an existing venv: only pip runs
+    monkeypatch.setattr(dev, "VENV", venv)
+    monkeypatch.setattr(dev, "PY", venv / "bin" / "python")
+    calls: list[list[str]] = []
+    monkeypatch.setattr(dev.subprocess, "run", lambda cmd, **kw: calls.append([str(c) for c in cmd]))
+    dev.install(tools=False)
+    installed = calls[-1]
+    assert "-e" in installed and not {"pytest", "pytest-xdist", "ruff", "mypy", "hypothesis"} & set(installed)
+    calls.clear()
+    dev.install(tools=False)
+    assert calls == []  # done already
+    dev.install(tools=True)
+    assert {"pytest", "pytest-xdist", "ruff", "mypy"} <= set(calls[-1])
+    calls.clear()
+    dev.install(tools=False)  # a full install also serves the demo
+    assert calls == []
+
+
+@pytest.mark.parametrize("path", READMES[:2], ids=lambda p: p.name)
+def test_each_readme_states_how_long_the_two_commands_take(path: Path):
+    section = _section(
+        path, "The two commands" if path.name == "README.md" else SECTIONS_JA["The two commands"]
+    )
+    for command in TWO_COMMANDS:
+        (row,) = [line for line in section.splitlines() if line.startswith(f"| `{command}` |")]
+        assert re.search(r"\d+ (min|s|分|秒)", row), row
+        assert "load" in row or "負荷" in row, row  # a figure from a shared machine says how loaded it was
