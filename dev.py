@@ -106,7 +106,8 @@ def demo() -> int:
     kb = work / "sample-kb"
     shutil.copytree(ROOT / "examples" / "sample-kb", kb)
     groove = [str(BIN / "groove")]
-    common = ["--kb-path", str(kb)]
+    # The index stays in the temporary folder too, so the demo leaves nothing in the data folder.
+    common = ["--kb-path", str(kb), "--index-path", str(work / "sample-kb.db")]
     print(f"dev.py: indexing {kb}", file=sys.stderr)
     rc = subprocess.run(groove + ["index", *common, "--quiet"], check=False).returncode
     if rc != 0:
