@@ -6,6 +6,9 @@ which random examples a run happened to draw; local runs stay random and keep ex
 Modules marked ``long`` (a fixture that runs for minutes, such as the hostile corpus) are collected
 first: ``python3 dev.py test`` hands files to its pytest-xdist workers in collection order, so the
 longest file starts at once and the other worker runs the rest beside it.
+
+Every test process gets its own ``GROOVE_DATA_HOME`` from the grooveseek pytest plugin
+(grooveseek/testing/pytest_plugin.py), so no default index reaches the real home.
 """
 
 from __future__ import annotations

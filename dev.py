@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Bootstrap for a fresh machine that has only python3 and pip.
 
-    python3 dev.py demo    install everything into .venv, index the bundled sample KB offline, search it,
-                           and print the next three commands to run on your own notes
-    python3 dev.py test    install everything into .venv, run the lint checks, then the whole test suite
+    python3 dev.py demo    install GrooveSeek and its plugins into .venv (not the test tools), index the
+                           bundled sample KB offline, search it, and print the next three commands
+    python3 dev.py test    install everything (test and lint tools too) into .venv, run the lint checks,
+                           then the whole test suite
                            (pytest-xdist on every usable core; extra arguments go to pytest)
     python3 dev.py lint    the lint checks alone: ruff check, ruff format --check, mypy, house limits
     python3 dev.py gate    the retrieval-quality gate alone (groove eval --fail-on-regression, docs/eval.md);
@@ -77,22 +78,27 @@ def _inputs_digest() -> str:
     return h.hexdigest()
 
 
-def install() -> None:
+def install(*, tools: bool = True) -> None:
+    """GrooveSeek and every plugin, editable, into .venv; with ``tools`` also the test and lint
+    tools (``demo`` runs without them). The stamp records the inputs' digest and which of the two
+    was installed, so a full install also satisfies the demo and nothing is installed twice."""
     stamp = VENV / ".grooveseek-install"
     digest = _inputs_digest()
-    if stamp.exists() and stamp.read_text() == digest and PY.exists():
+    have = stamp.read_text().split() if stamp.exists() and PY.exists() else []
+    if have[:1] == [digest] and (have[1:] == ["full"] or not tools):
         return
     if not PY.exists():
         print("dev.py: creating .venv", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    print("dev.py: installing GrooveSeek and its plugins into .venv (editable)", file=sys.stderr)
+    what = "GrooveSeek, its plugins and the test tools" if tools else "GrooveSeek and its plugins"
+    print(f"dev.py: installing {what} into .venv (editable)", file=sys.stderr)
     pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
     editable = [arg for m in MEMBERS for arg in ("-e", str(ROOT / m))]
     # Test and lint tools, pinned by constraints.txt like everything else.
-    tools = [*TEST_ONLY, "ruff", "mypy", "types-PyYAML"]
-    subprocess.run(pip + ["-c", str(ROOT / "constraints.txt")] + editable + tools, check=True)
-    stamp.write_text(digest)
+    extra = [*TEST_ONLY, "ruff", "mypy", "types-PyYAML"] if tools else []
+    subprocess.run(pip + ["-c", str(ROOT / "constraints.txt")] + editable + extra, check=True)
+    stamp.write_text(f"{digest} {'full' if tools else 'runtime'}")
 
 
 # The browser tests (tests/browser, docs/ui.md) drive Debian's Chromium through chromedriver; the
@@ -126,7 +132,8 @@ def demo() -> int:
     kb = work / "sample-kb"
     shutil.copytree(ROOT / "examples" / "sample-kb", kb)
     groove = [str(BIN / "groove")]
-    common = ["--kb-path", str(kb)]
+    # The index stays in the temporary folder too, so the demo leaves nothing in the data folder.
+    common = ["--kb-path", str(kb), "--index-path", str(work / "sample-kb.db")]
     print(f"dev.py: indexing {kb}", file=sys.stderr)
     rc = subprocess.run(groove + ["index", *common, "--quiet"], check=False).returncode
     if rc != 0:
@@ -209,16 +216,19 @@ def gate(refresh: bool = False) -> int:
     kb = work / "kb"
     for corpus in ("npm-docs", "js-primer"):
         shutil.copytree(ROOT / "tests" / "fixtures" / "corpora" / corpus, kb / corpus)
-    history = kb / ".groove-eval-history.json"
+    # The index (and the eval history beside it, <index>.eval-history.json) stay in the work folder:
+    # the gate leaves nothing in the user's data folder.
+    index = ["--kb-path", str(kb), "--index-path", str(work / "gate.db")]
+    history = work / "gate.db.eval-history.json"
     if not refresh:
         shutil.copyfile(GATE / "history.json", history)
     groove = [str(BIN / "groove")]
-    rc = subprocess.run([*groove, "index", "--kb-path", str(kb), "--quiet"], check=False).returncode
+    rc = subprocess.run([*groove, "index", *index, "--quiet"], check=False).returncode
     if rc != 0:
         return rc
     golden = ["--golden", str(GATE / "golden.yml")]
     flags = ["--no-diff"] if refresh else ["--fail-on-regression"]
-    rc = subprocess.run([*groove, "eval", "--kb-path", str(kb), *golden, *flags], check=False).returncode
+    rc = subprocess.run([*groove, "eval", *index, *golden, *flags], check=False).returncode
     if rc == 0 and refresh:
         shutil.copyfile(history, GATE / "history.json")
         print(f"dev.py: new gate baseline written to {GATE / 'history.json'}; commit it", file=sys.stderr)
@@ -287,7 +297,7 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"demo", "test", "install", "lint", "gate", "fuzz"}:
         print(__doc__, file=sys.stderr)
         return 2
-    install()
+    install(tools=argv[0] != "demo")  # the demo only runs groove: no test or lint tools
     if argv[0] in {"install", "test"}:
         install_browser()
     if argv[0] == "demo":

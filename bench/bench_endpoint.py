@@ -87,7 +87,10 @@ def prepare(corpus: Path, port: int) -> dict[str, Path]:
         if not (root / "kb").is_dir():  # kept between runs: every index round is --force anyway
             shutil.copytree(corpus, root / "kb")
         config = root / "groove.toml"
-        config.write_text(f'kb_path = "kb"\n{table}[watch]\nenabled = false\n', encoding="utf-8")
+        config.write_text(
+            f'kb_path = "kb"\n{table}[index]\npath = ".groove.db"\n[watch]\nenabled = false\n',
+            encoding="utf-8",
+        )
         configs[name] = config
     return configs
 

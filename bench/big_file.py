@@ -105,7 +105,8 @@ def run_index(kb: Path) -> dict[str, float]:
         Path(f"{kb.parent / '.groove.db'}{sidecar}").unlink(missing_ok=True)
     env = {**os.environ, "FASTEMBED_CACHE_DIR": str(WORK / "model-cache")}
     start = time.perf_counter()
-    cmd = [GROOVE, "index", "--kb-path", str(kb), "--model", "minilm-l6-int8", "--quiet"]
+    db = str(kb.parent / ".groove.db")
+    cmd = [GROOVE, "index", "--kb-path", str(kb), "--index-path", db, "--model", "minilm-l6-int8", "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start

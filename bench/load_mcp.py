@@ -140,7 +140,8 @@ def prepare(docs: int, sections: int, synthetic: bool, rebuild: bool) -> tuple[P
     shutil.rmtree(WORK, ignore_errors=True)
     kb.mkdir(parents=True)
     config.write_text(
-        'kb_path = "kb"\nmodel = "minilm-l6-int8"\n[watch]\nenabled = false\n', encoding="utf-8"
+        'kb_path = "kb"\nmodel = "minilm-l6-int8"\n[index]\npath = ".groove.db"\n[watch]\nenabled = false\n',
+        encoding="utf-8",
     )
     write_kb(kb, docs, sections, words)
     started = time.perf_counter()

@@ -72,9 +72,10 @@ def index(model: str, corpus: str, shared: Path, reuse: bool, root: Path, chunk_
         work.mkdir(parents=True)
         shutil.copytree(shared / "bench" / "corpora" / corpus, work / "kb")
     config = work / "groove.toml"
-    text = f'kb_path = "kb"\nmodel = "{model}"\n'
+    # [index].path: the index stays in the work folder, where this script reads it
+    text = f'kb_path = "kb"\nmodel = "{model}"\n[index]\npath = ".groove.db"\n'
     if chunk_tokens:
-        text += f"[index]\nmax_chunk_tokens = {chunk_tokens}\n"
+        text += f"max_chunk_tokens = {chunk_tokens}\n"
     config.write_text(text, encoding="utf-8")
     app = build_app(str(config), None)
     app.embedder.load()

@@ -64,7 +64,10 @@ def index_corpus(name: str, shared: Path, *, reuse: bool = False):
         work.mkdir(parents=True)
         shutil.copytree(shared / "bench" / "corpora" / name, work / "kb")
     config = work / "groove.toml"
-    config.write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n', encoding="utf-8")
+    # [index].path: the index stays in the work folder, where this script reads it
+    config.write_text(
+        'kb_path = "kb"\nmodel = "minilm-l6-int8"\n[index]\npath = ".groove.db"\n', encoding="utf-8"
+    )
     app = build_app(str(config), None)
     app.embedder.load()  # model load is reported separately from indexing
     timed = TimedEmbedder(app.embedder)

@@ -95,6 +95,25 @@ def make_indexed_kb(root: Path, corpus: str, *, extra_toml: str = "") -> Indexed
     return IndexedKB(root=root, kb=kb, config=config)
 
 
+def copy_indexed_kb(source: IndexedKB, root: Path) -> IndexedKB:
+    """A private copy of ``source``'s folder and its index (at the copy's own default location,
+    re-recorded for the copied folder), for tests that write to either."""
+    from grooveseek.index.guard import db_path_for, record_folder
+    from grooveseek.store.store import Store
+
+    shutil.copytree(source.root, root)
+    copy = IndexedKB(root=root, kb=root / source.kb.name, config=root / source.config.name)
+    target = db_path_for(copy.kb.resolve())
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(db_path_for(source.kb.resolve()), target)
+    store = Store.open(target)
+    try:
+        record_folder(store, copy.kb.resolve())
+    finally:
+        store.close()
+    return copy
+
+
 def _index(kb: IndexedKB) -> IndexedKB:
     result = kb.run("index", "--quiet")
     assert result.exit_code == 0, result.output

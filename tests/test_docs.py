@@ -42,7 +42,16 @@ def _doc_files() -> list[Path]:
 
 # Lines that run another program (the dev script, a bench script, the servers of the
 # embedding-endpoint recipes) carry that program's flags, not groove's.
-OTHER_PROGRAMS = ("dev.py", "bench/", "llama-server", "vllm serve", "docker run", "ollama", "lms ")
+OTHER_PROGRAMS = (
+    "dev.py",
+    "bench/",
+    "llama-server",
+    "vllm serve",
+    "docker run",
+    "ollama",
+    "lms ",
+    "claude mcp",
+)
 
 
 def _groove_lines(text: str) -> str:

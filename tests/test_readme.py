@@ -122,7 +122,10 @@ def test_no_readme_promises_a_package_that_is_not_published():
 
 
 def _user_env(home: Path) -> dict[str, str]:
+    """A new user's environment: this HOME, no data-home override (indexes go to the default place)."""
     env = dict(os.environ, HOME=str(home), HF_HUB_OFFLINE="1")
+    for key in ("GROOVE_DATA_HOME", "XDG_DATA_HOME"):
+        env.pop(key, None)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"  # what `source .venv/bin/activate` does
     return env
 
@@ -156,7 +159,10 @@ def test_the_quickstart_works_verbatim_with_no_model_flag(path: Path, home: Path
         result = _run_verbatim(line, home)
         assert result.returncode == 0, f"`{line}` failed:\n{result.stderr}"
         assert "Traceback" not in result.stderr
-    assert (home / ".groove.db").exists() and (home / ".groove-work.db").exists()
+    # each folder got its own index in the default data folder, and nothing else was written in HOME
+    indexes = home / ".local" / "share" / "groove" / "indexes"
+    assert len(list(indexes.glob("notes-*.db"))) == 1 and len(list(indexes.glob("work-*.db"))) == 1
+    assert sorted(p.name for p in home.iterdir()) == [".local", "notes", "work"]
     status = _run_verbatim("groove status --kb-path ~/notes", home)
     assert "Model: minilm-l6-int8+use-multilingual-v3 (896 dim)" in status.stdout  # NEW_INDEX_MODEL
 
@@ -175,11 +181,102 @@ def test_the_demo_prints_the_next_three_commands_and_they_work_verbatim(home: Pa
             ["bash", "-c", line],
             check=False,
             cwd=ROOT,
-            env=dict(os.environ, HOME=str(home), HF_HUB_OFFLINE="1"),
+            env=_user_env(home),
             capture_output=True,
             text=True,
             timeout=600,
         )
         assert result.returncode == 0, f"`{line}` failed:\n{result.stderr}"
-    assert (home / ".groove.db").exists()
+    assert len(list((home / ".local" / "share" / "groove" / "indexes").glob("notes-*.db"))) == 1
     assert str(home / "notes") in result.stdout  # the mcp-config output names the absolute KB path
+
+
+# README.ja.md covers what README.md covers (issue 24): the same sections in the same order.
+SECTIONS_JA = {
+    "The two commands": "2 つのコマンド",
+    "Install": "インストール",
+    "Quickstart": "クイックスタート",
+    "Configuration": "設定",
+    "Command line": "コマンドライン",
+    "MCP": "MCP",
+    "Plugins": "プラグイン",
+    "Layout": "構成",
+    "Status": "状況",
+    "Licence and attribution": "ライセンス",
+}
+
+
+def _sections(path: Path) -> list[str]:
+    return re.findall(r"^## (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+
+
+def _section(path: Path, heading: str) -> str:
+    text = path.read_text(encoding="utf-8")
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def test_the_japanese_readme_has_every_section_of_the_english_one_in_order():
+    english, japanese = _sections(READMES[0]), _sections(READMES[1])
+    assert set(english) == set(SECTIONS_JA), "a README.md section has no Japanese name here: add it"
+    assert japanese == [SECTIONS_JA[h] for h in english]
+
+
+def test_each_japanese_section_names_the_same_commands_flags_and_models():
+    def names(text: str) -> set[str]:
+        return set(
+            re.findall(
+                r"`(groove [a-z-]+|--[a-z][a-z-]+|[a-z0-9.-]+-v[0-9.]+[a-z0-9-]*|bge-m3|\[[a-z_.]+\])", text
+            )
+        )
+
+    for english, japanese in SECTIONS_JA.items():
+        if english in ("Status", "Licence and attribution", "Layout"):
+            continue  # prose summaries; Status links to the English one
+        en, ja = names(_section(READMES[0], english)), names(_section(READMES[1], japanese))
+        assert en <= ja, f"{japanese} lacks {sorted(en - ja)} that {english} names"
+
+
+def test_both_readmes_give_the_same_model_advice():
+    """No language-specific recommendation: both name the same models, in the same words' order."""
+    models = re.compile(
+        r"minilm-l6-int8\+use-multilingual-v3|use-multilingual-v3|minilm-l6-int8|bge-small-en-v1\.5|bge-m3"
+    )
+    en = models.findall(_section(READMES[0], "Quickstart"))
+    ja = models.findall(_section(READMES[1], "クイックスタート"))
+    assert en == ja
+    assert "向いています" not in READMES[1].read_text(encoding="utf-8")  # no Japanese-only advice
+
+
+def test_the_demo_installs_what_running_needs_and_the_test_command_the_rest(tmp_path, monkeypatch):
+    dev = _load_dev()
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").touch()  # an existing venv: only pip runs
+    monkeypatch.setattr(dev, "VENV", venv)
+    monkeypatch.setattr(dev, "PY", venv / "bin" / "python")
+    calls: list[list[str]] = []
+    monkeypatch.setattr(dev.subprocess, "run", lambda cmd, **kw: calls.append([str(c) for c in cmd]))
+    dev.install(tools=False)
+    installed = calls[-1]
+    assert "-e" in installed and not {"pytest", "pytest-xdist", "ruff", "mypy", "hypothesis"} & set(installed)
+    calls.clear()
+    dev.install(tools=False)
+    assert calls == []  # done already
+    dev.install(tools=True)
+    assert {"pytest", "pytest-xdist", "ruff", "mypy"} <= set(calls[-1])
+    calls.clear()
+    dev.install(tools=False)  # a full install also serves the demo
+    assert calls == []
+
+
+@pytest.mark.parametrize("path", READMES[:2], ids=lambda p: p.name)
+def test_each_readme_states_how_long_the_two_commands_take(path: Path):
+    section = _section(
+        path, "The two commands" if path.name == "README.md" else SECTIONS_JA["The two commands"]
+    )
+    for command in TWO_COMMANDS:
+        (row,) = [line for line in section.splitlines() if line.startswith(f"| `{command}` |")]
+        assert re.search(r"\d+ (min|s|分|秒)", row), row
+        assert "load" in row or "負荷" in row, row  # a figure from a shared machine says how loaded it was

@@ -7,6 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from grooveseek.cli import cli
+from grooveseek.index.guard import db_path_for
 
 
 def _run(args: list[str], cwd: Path, monkeypatch) -> object:
@@ -29,7 +30,7 @@ def test_unknown_config_key_names_key_and_file(tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert "modle" in result.stderr and str(cfg) in result.stderr
     assert "Traceback" not in result.output
-    assert not (tmp_path / ".groove.db").exists()
+    assert not db_path_for((tmp_path / "kb").resolve()).exists()
 
 
 def test_unknown_parser_id_lists_installed_ids(tmp_path, monkeypatch):
@@ -40,7 +41,7 @@ def test_unknown_parser_id_lists_installed_ids(tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert '[parsers].enabled contains unknown id "zzz"' in result.stderr
     assert "md" in result.stderr and "txt" in result.stderr
-    assert not (tmp_path / ".groove.db").exists()
+    assert not db_path_for((tmp_path / "kb").resolve()).exists()
 
 
 def test_known_but_missing_parser_gives_install_hint(tmp_path, monkeypatch):
@@ -102,9 +103,12 @@ def test_config_choice_is_logged_once_as_one_line(tmp_path, monkeypatch):
     _kb(tmp_path)
     cfg = tmp_path / "groove.toml"
     cfg.write_text('kb_path = "kb"\n')
-    result = _run(["--config", str(cfg), "status"], tmp_path, monkeypatch)
     expected = f"grooveseek.config: loaded config source=explicit path={cfg} trust=trusted"
-    assert result.stderr.splitlines().count(expected) == 1, result.stderr
+    for verbose in (["-v", "status"], ["status", "-v"]):  # before or after the subcommand
+        result = _run(["--config", str(cfg), *verbose], tmp_path, monkeypatch)
+        assert result.stderr.splitlines().count(expected) == 1, result.stderr
+    quiet = _run(["--config", str(cfg), "status"], tmp_path, monkeypatch)  # issue 24: not by default
+    assert "loaded config" not in quiet.stderr and quiet.exit_code == 0
 
 
 def test_groove_log_warning_hides_info_lines(tmp_path, monkeypatch):

@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from grooveseek.cli import cli
-from grooveseek.eval.history import HISTORY_FILE
+from grooveseek.eval.history import HISTORY_FILE, history_path
+from grooveseek.index.guard import db_path_for
+from tests.conftest import copy_indexed_kb
 
 pytestmark = pytest.mark.model
 
@@ -28,8 +29,7 @@ REGRESSION = "groove eval: retrieval-quality regression detected (delta > 0.050"
 @pytest.fixture
 def kb(npm_kb, tmp_path: Path) -> Path:
     """A private copy of the indexed KB and its index, so history files never leak between tests."""
-    root = tmp_path / "copy"
-    shutil.copytree(npm_kb.root, root)
+    root = copy_indexed_kb(npm_kb, tmp_path / "copy").root
     (root / "golden.yml").write_text(GOLDEN, encoding="utf-8")
     return root
 
@@ -39,8 +39,12 @@ def eval_(root: Path, *args: str):
     return CliRunner().invoke(cli, argv, catch_exceptions=False)
 
 
+def history_file(root: Path) -> Path:
+    return history_path(db_path_for((root / "kb").resolve()))
+
+
 def history(root: Path) -> list[dict]:
-    return json.loads((root / "kb" / HISTORY_FILE).read_text(encoding="utf-8"))["runs"]
+    return json.loads(history_file(root).read_text(encoding="utf-8"))["runs"]
 
 
 def test_runs_are_recorded_and_compared(kb: Path) -> None:
@@ -58,7 +62,7 @@ def test_runs_are_recorded_and_compared(kb: Path) -> None:
 
 def test_no_history_neither_reads_nor_writes(kb: Path) -> None:
     assert eval_(kb, "--no-history").exit_code == 0
-    assert not (kb / "kb" / HISTORY_FILE).exists()
+    assert not history_file(kb).exists()
 
 
 def test_a_worse_run_fails_the_gate_and_is_still_recorded(kb: Path) -> None:
@@ -66,7 +70,7 @@ def test_a_worse_run_fails_the_gate_and_is_still_recorded(kb: Path) -> None:
     runs = history(kb)
     # Pretend the recorded run was much better: any current figure is now a regression.
     runs[0]["aggregate"]["mrr"] = 2.0
-    (kb / "kb" / HISTORY_FILE).write_text(json.dumps({"runs": runs}), encoding="utf-8")
+    history_file(kb).write_text(json.dumps({"runs": runs}), encoding="utf-8")
     failed = eval_(kb, "--fail-on-regression")
     assert failed.exit_code == 1
     assert REGRESSION in failed.stderr
@@ -79,7 +83,7 @@ def test_other_settings_are_never_compared_as_the_same(kb: Path) -> None:
     assert eval_(kb).exit_code == 0
     runs = history(kb)
     runs[0]["aggregate"]["mrr"] = 2.0
-    (kb / "kb" / HISTORY_FILE).write_text(json.dumps({"runs": runs}), encoding="utf-8")
+    history_file(kb).write_text(json.dumps({"runs": runs}), encoding="utf-8")
     # Another limit is another fingerprint: no identical earlier run, so no gate.
     assert eval_(kb, "--fail-on-regression", "--limit", "20").exit_code == 0
 
@@ -90,3 +94,13 @@ def test_an_edited_golden_file_disables_the_diff(kb: Path) -> None:
     result = eval_(kb, "--fail-on-regression")
     assert result.exit_code == 0
     assert "golden changed since last run, diff disabled" in result.stdout
+
+
+def test_eval_leaves_the_knowledge_base_byte_identical(kb: Path) -> None:
+    def snapshot() -> dict[str, bytes]:
+        return {p.relative_to(kb).as_posix(): p.read_bytes() for p in sorted(kb.rglob("*")) if p.is_file()}
+
+    before = snapshot()
+    assert eval_(kb).exit_code == 0 and eval_(kb).exit_code == 0
+    assert snapshot() == before  # nothing in the notes folder or beside it
+    assert not (kb / "kb" / HISTORY_FILE).exists() and len(history(kb)) == 2

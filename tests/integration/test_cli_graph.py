@@ -141,6 +141,9 @@ def test_no_index_exits_1_naming_the_database(tmp_path):
     config.write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n', encoding="utf-8")
     result = CliRunner().invoke(cli, ["--config", str(config), "graph", "--start", "a.md"])
     assert result.exit_code == 1
-    db, kb = tmp_path / ".groove.db", tmp_path / "kb"
+    from grooveseek.index.guard import db_path_for
+
+    kb = (tmp_path / "kb").resolve()
+    db = db_path_for(kb)
     assert f"No index found at {db}. Run groove index --kb-path {kb} first." in result.stderr
     assert not db.exists()

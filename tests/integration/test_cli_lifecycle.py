@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from grooveseek.index.guard import db_path_for
 from tests.conftest import IndexedKB, done_counts
 
 pytestmark = pytest.mark.model
@@ -47,7 +48,7 @@ def test_first_run_then_incremental_run_does_nothing(small_kb):
     assert first.exit_code == 0, first.output
     assert "Found 2 source files (extensions: [md])" in first.stderr
     assert _done(first)["updated"] == 2
-    assert (small_kb.root / ".groove.db").exists()
+    assert db_path_for(small_kb.kb).exists()
     second = small_kb.run("index")
     assert _done(second) == {**_done(first), "updated": 0}
 
@@ -140,7 +141,8 @@ def test_model_mismatch_is_refused_before_loading(small_kb):
 
 
 def test_corrupt_index_names_the_file_and_force_replaces_it(small_kb):
-    db = small_kb.root / ".groove.db"
+    db = db_path_for(small_kb.kb)
+    db.parent.mkdir(parents=True, exist_ok=True)
     db.write_bytes(b"this is not a database at all" * 100)
     result = small_kb.run("index")
     assert result.exit_code == 1
@@ -153,7 +155,8 @@ def test_corrupt_index_names_the_file_and_force_replaces_it(small_kb):
 
 
 def test_foreign_sqlite_file_is_refused_then_replaced_with_force(small_kb):
-    db = small_kb.root / ".groove.db"
+    db = db_path_for(small_kb.kb)
+    db.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(db)
     conn.execute("create table documents(id integer primary key, path text)")
     conn.commit()
@@ -168,7 +171,7 @@ def test_search_without_an_index_says_how_to_build_one(small_kb):
     result = small_kb.run("search", "anything")
     assert result.exit_code == 1
     assert "No index found at" in result.stderr and "groove index --kb-path" in result.stderr
-    assert not (small_kb.root / ".groove.db").exists()
+    assert not db_path_for(small_kb.kb).exists()
 
 
 def test_status_without_an_index(small_kb):
@@ -186,3 +189,14 @@ def test_txt_enabled_by_trusted_config(small_kb):
     )
     result = small_kb.run("index")
     assert "extensions: [md, txt]" in result.stderr and _done(result)["docs"] == 3
+
+
+def test_quiet_prints_nothing_but_warnings_and_errors(small_kb):
+    (small_kb.kb / "bad.md").write_bytes(b"---\ntitle: [unclosed\n---\nBody text that is long enough.\n")
+    quiet = small_kb.run("index", "--quiet")
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stdout == ""
+    lines = quiet.stderr.splitlines()
+    assert lines and all(line.startswith(("warning:", "Skipping")) for line in lines), lines
+    again = small_kb.run("index", "--quiet")  # nothing changed: a clean run is silent
+    assert again.exit_code == 0 and again.stdout == "" and again.stderr == ""

@@ -152,4 +152,4 @@ def test_text_format_shows_the_first_three_spans(npm_kb):
     shown = ", ".join(f'"{text}"' for text in _span_texts(hit)[:3])
     result = npm_kb.run("search", QUERY, "--limit", "1", "--format", "text")
     assert result.exit_code == 0, result.output
-    assert f"match_spans: {shown}" in result.stdout.splitlines()
+    assert f"matches: {shown}" in result.stdout.splitlines()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -76,9 +77,11 @@ def test_text_format(npm_kb):
         out = out.split("\n", 1)[1]
     blocks = out.split("\n---\n")
     assert len(blocks) == 2
-    assert blocks[0].startswith("# ")
-    assert blocks[0].splitlines()[1].startswith("commands/")
-    assert "score: " in blocks[0]
+    assert blocks[0].startswith("1. ") and blocks[1].startswith("2. ")  # rank, then the title
+    assert re.match(r"commands/\S+\.md:\d+(-\d+)?(  #|$)", blocks[0].splitlines()[1])
+    assert "score: " not in out and "lines: " not in out  # issue 24: no raw RRF score unless asked
+    explained = npm_kb.run("search", "explain why a package is installed", "--format", "text", "--explain")
+    assert "score: " in explained.stdout and "; rrf " in explained.stdout
 
 
 def test_japanese_query_returns_japanese_results(jsprimer_kb):
@@ -168,8 +171,31 @@ def test_text_format_prints_a_snippet_at_path_line_and_full_on_request(jsprimer_
     full = jsprimer_kb.run(*args, "--full")
     assert short.exit_code == 0 and full.exit_code == 0, short.output + full.output
     lines = [line for line in short.stdout.splitlines() if not line.startswith("[low_confidence")]
-    path, line = lines[1].split("  #")[0].rsplit(":", 1)
-    assert path == "basic/array/README.md" and int(line) >= 1
+    path, span = lines[1].split("  #")[0].rsplit(":", 1)
+    first, _, last = span.partition("-")
+    assert path == "basic/array/README.md" and 1 <= int(first) <= int(last or first)
+    # the printed lines are the snippet's own: its first line is in the file at that line
+    snippet_first = short.stdout.split("\n\n", 1)[1].strip().removeprefix("…").splitlines()[0]
+    source = (jsprimer_kb.kb / path).read_text(encoding="utf-8").splitlines()
+    assert snippet_first.removesuffix("…").strip() in source[int(first) - 1]
     body = short.stdout.split("\n\n", 1)[1]
     assert len(body.strip().encode("utf-8")) <= 400 + 6
     assert len(full.stdout) >= len(short.stdout)
+
+
+def test_span_units_chars_index_the_python_string_where_bytes_index_its_utf8(jsprimer_kb):
+    as_bytes = _search(jsprimer_kb, "配列の要素を削除する方法", "--limit", "3")["results"]
+    as_chars = _search(jsprimer_kb, "配列の要素を削除する方法", "--limit", "3", "--span-units", "chars")[
+        "results"
+    ]
+    pairs = [(b, c) for b, c in zip(as_bytes, as_chars, strict=True) if b.get("match_spans")]
+    assert pairs and any(
+        s["end"] != t["end"]
+        for b, c in pairs
+        for s, t in zip(b["match_spans"], c["match_spans"], strict=True)
+    )
+    for b, c in pairs:
+        raw = b["content"].encode("utf-8")
+        by_bytes = [raw[s["start"] : s["end"]].decode("utf-8") for s in b["match_spans"]]
+        assert [c["content"][s["start"] : s["end"]] for s in c["match_spans"]] == by_bytes
+        assert any(not text.isascii() for text in by_bytes)

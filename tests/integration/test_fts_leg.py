@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 
+from grooveseek.index.guard import db_path_for
 from grooveseek.search.query import compile_query
 from grooveseek.store.queries import Queries
 from grooveseek.store.store import open_store
@@ -29,7 +30,7 @@ WEIGHTS = [(1.0, 1.0, 1.0), (10.0, 2.0, 1.0)]
 
 
 def test_ranked_first_equals_joined_first(npm_kb: IndexedKB) -> None:
-    store = open_store(npm_kb.kb.parent / ".groove.db", create=False)
+    store = open_store(db_path_for(npm_kb.kb), create=False)
     try:
         reads = Queries(store._core)
         compared = short = 0

@@ -123,10 +123,14 @@ def test_mcp_config_prints_each_clients_shape_with_absolute_paths(client: str, t
     assert "--transport http --port 3111" in stderr
 
 
-def test_claude_code_gets_the_claude_mcp_add_command_with_project_scope(tmp_path: Path):
+def test_claude_code_gets_a_claude_mcp_add_command_for_either_transport(tmp_path: Path):
     (tmp_path / "notes").mkdir()
     _, stderr = _mcp_config("claude-code", "--kb-path", str(tmp_path / "notes"))
-    assert "claude mcp add --scope project grooveseek -- " in stderr
+    assert "claude mcp add grooveseek -- " in stderr  # local scope: no approval step
+    assert "pending approval" in stderr and "--scope user" in stderr
+    _, http = _mcp_config("claude-code", "--kb-path", str(tmp_path / "notes"), "--transport", "http")
+    assert "printed next" in http  # what "Put this in" promises is there
+    assert "claude mcp add --transport http grooveseek http://127.0.0.1:3100/mcp" in http
 
 
 @pytest.mark.model

@@ -26,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from grooveseek.cli import cli
 from grooveseek.config import HttpConfig, load_config
+from grooveseek.index.guard import db_path_for
 from grooveseek.mcp.gate import MCP_PATH
 from grooveseek.mcp.prompts import CITATION_RULES, PROMPTS, PromptArgumentError, render_prompt
 from grooveseek.mcp.server import core_version
@@ -169,8 +170,8 @@ def test_get_document(remote: StdioSession, kb: IndexedKB) -> None:
     assert doc["title"] == "Quickstart" and doc["tags"] == ["guide", "cli"] and doc["truncated"] is False
     assert doc["content"] == (kb.kb / "guides" / "quickstart.md").read_text(encoding="utf-8")
     assert remote.tool("get_document", {"path": "../groove.toml"}) == {
-        "error": "File not found: ../groove.toml. Path should be relative to knowledge-base/ "
-        '(e.g. "deep-dive/mcp/overview.md").'
+        "error": "File not found: ../groove.toml. Paths are relative to the knowledge base folder; "
+        "pass one exactly as search or list_topics returns it."
     }
 
 
@@ -454,7 +455,7 @@ def test_serve_creates_an_empty_index_and_says_how_to_fill_it(tmp_path: Path) ->
     config = tmp_path / "groove.toml"
     config.write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n', encoding="utf-8")
     err = _serve_until_eof(config)
-    db = tmp_path / ".groove.db"
+    db = db_path_for((tmp_path / "kb").resolve())
     assert db.exists()  # R4.43: created, never indexed at start-up
     assert (
         f"No index yet: created an empty one at {db}. Run `groove index --kb-path {tmp_path / 'kb'}`" in err

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from grooveseek.index.guard import db_path_for
 from grooveseek.resident import sock
 from tests.conftest import IndexedKB, make_indexed_kb
 from tests.integration.served_kit import DEADLINE, Served, in_process, resident_only
@@ -33,7 +34,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> IndexedKB:
 
 
 def sock_path(kb: IndexedKB) -> Path:
-    return sock.socket_path(kb.kb.parent / ".groove.db")
+    return sock.socket_path(db_path_for(kb.kb))
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from click.testing import CliRunner, Result
 from grooveseek.app import build_app
 from grooveseek.cli import cli
 from grooveseek.errors import ConfigError, PluginLoadError
+from grooveseek.index.guard import db_path_for
 from grooveseek.interfaces import PLUGIN_API_VERSION, Embedder, Reranker
 from grooveseek.testing.fake import FakeEmbedder
 
@@ -79,7 +80,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def project(tmp_path: Path) -> Path:
     """``w/groove.toml`` (trusted via --config) and ``w/kb`` with one note.
 
-    The index would be ``w/.groove.db``.
+    The index would be at the default location for ``w/kb`` (``db_path_for``).
     """
     root = tmp_path / "w"
     (root / "kb").mkdir(parents=True)
@@ -93,7 +94,9 @@ def index(project: Path, *args: str) -> Result:
 
 
 def left_behind(project: Path) -> list[str]:
-    return sorted(p.name for p in project.iterdir() if p.name not in {"kb", "groove.toml"})
+    """Files a run left beside the KB, plus ``index`` when the KB's default index exists."""
+    found = sorted(p.name for p in project.iterdir() if p.name not in {"kb", "groove.toml"})
+    return found + (["index"] if db_path_for((project / "kb").resolve()).exists() else [])
 
 
 # ------------------------------------------------------------------------- FASTEMBED_CACHE_DIR
@@ -163,7 +166,7 @@ def test_the_hook_is_optional_and_a_no_op_by_default() -> None:
 def test_a_plugin_without_validate_still_indexes(site: Path, project: Path) -> None:
     result = index(project, "--model", "fake-plain")
     assert result.exit_code == 0, result.output
-    assert ".groove.db" in left_behind(project)
+    assert left_behind(project) == ["index"]
 
 
 def test_a_plugin_validate_error_stops_index_before_the_database_exists(site: Path, project: Path) -> None:

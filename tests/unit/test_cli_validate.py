@@ -79,6 +79,24 @@ def test_github_format_and_fail_fast(kb: Path) -> None:
     )
 
 
+def test_github_paths_are_relative_to_the_repository_not_the_kb(
+    kb: Path, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    notes = repo / "docs" / "notes"
+    notes.parent.mkdir()
+    kb.rename(notes)
+    lines = run("--kb-path", str(notes), "--format", "github").stdout.splitlines()
+    assert lines and all(line.startswith("::error file=docs/notes/") for line in lines)
+    assert any(line.startswith("::error file=docs/notes/sub/c.MD,") for line in lines)
+    # on a runner, the workspace decides (a checkout without .git, or a KB in a nested repository)
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    lines = run("--kb-path", str(notes), "--format", "github").stdout.splitlines()
+    assert all(line.startswith("::error file=repo/docs/notes/") for line in lines)
+
+
 def test_clean_kb_exits_zero(kb: Path) -> None:
     for name in ("b.md", "d.md", "sub/c.MD"):
         (kb / name).unlink()

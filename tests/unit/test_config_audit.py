@@ -16,6 +16,7 @@ from grooveseek.app import check_selection
 from grooveseek.cli import cli
 from grooveseek.config import GrooveConfig, LoadedConfig, load_config, resolve_kb_path
 from grooveseek.errors import ConfigError, PluginLoadError
+from grooveseek.index.guard import db_path_for
 from grooveseek.plugins import PluginSelection
 
 needs_symlinks = pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
@@ -58,7 +59,7 @@ def test_status_refuses_an_uninstalled_id_naming_file_and_key(tmp_path, kb_dir, 
     assert f"Error: {cfg}: invalid config\n{key}: no installed package provides" in result.stderr
     assert "installed embedders:" in result.stderr or "installed rerankers:" in result.stderr
     assert "No index found" not in result.stderr
-    assert not (tmp_path / ".groove.db").exists()
+    assert not db_path_for(kb_dir.resolve()).exists()
 
 
 def test_status_accepts_installed_ids_without_importing_them(tmp_path, kb_dir, monkeypatch):
@@ -102,7 +103,7 @@ def test_reranker_flag_is_named_not_the_file(tmp_path, kb_dir, monkeypatch):
     assert result.exit_code == 1
     assert 'Error: --reranker "zzz": no installed package provides this reranker' in result.stderr
     assert "invalid config" not in result.stderr
-    assert not (tmp_path / ".groove.db").exists()
+    assert not db_path_for(kb_dir.resolve()).exists()
 
 
 def _refusal(selection: PluginSelection, path: str | None = "/c/groove.toml") -> str:
@@ -141,7 +142,7 @@ def test_empty_config_is_an_error_not_discovery(tmp_path, kb_dir, monkeypatch, a
     result = _run(args, tmp_path, monkeypatch)
     assert result.exit_code == 1
     assert "Error: --config is empty; name a groove.toml file" in result.stderr
-    assert "loaded config" not in result.stderr
+    assert "loaded config" not in _run(["-v", *args], tmp_path, monkeypatch).stderr
 
 
 def test_empty_config_after_a_real_one_still_wins(tmp_path, kb_dir, monkeypatch):

@@ -146,6 +146,10 @@ def test_document_level_warnings(store: Store) -> None:
     by = {f.check: f for f in d.findings}
     assert set(by) == {"extension-not-registered", "larger-than-a-read-returns", "binary-uris-withheld"}
     assert by["extension-not-registered"].samples == ("legacy.rst",)
+    remedy = by["extension-not-registered"].remedy  # never "groove index" first: it would delete them
+    assert (
+        remedy.startswith("run groove with the config that enabled their parser") and "(prunes" not in remedy
+    )
     assert by["larger-than-a-read-returns"].samples == ("big.md",)
     assert by["binary-uris-withheld"].samples == ("slides.pptx",)
 

@@ -457,3 +457,17 @@ def test_missing_golden_message():
     assert missing_golden_message("/kb/.groove-eval.yml", "/kb") == (
         "no golden file at /kb/.groove-eval.yml (hint: pass --golden or create /kb/.groove-eval.yml)"
     )
+
+
+def test_the_golden_file_example_in_docs_eval_md_parses() -> None:
+    """docs/eval.md documents the format (the SPEC is not shipped): its example must stay valid."""
+    import re
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "eval.md"
+    (example,) = re.findall(r"```yaml\n(.*?)```", docs.read_text(encoding="utf-8"), re.S)
+    golden = parse_golden(example.encode("utf-8"), "docs/eval.md")
+    assert [q.id for q in golden.queries] == ["rrf-basics"]
+    assert [(e.path, e.heading) for e in golden.queries[0].expected] == [
+        ("docs/architecture.md", "Data flow"),
+        ("notes/fusion.md", None),
+    ]

@@ -19,9 +19,15 @@ from grooveseek.eval import (
     RankedHit,
 )
 from grooveseek.eval.gate import GOLDEN_CHANGED, apply_history
-from grooveseek.eval.history import HISTORY_FILE, compare, load_history, regressed, save_history
+from grooveseek.eval.history import HISTORY_FILE, compare, history_path, load_history, regressed, save_history
 from grooveseek.eval.quotes import golden_quote_findings
 from grooveseek.eval.report import render_text
+
+
+def DB(tmp_path: Path) -> Path:
+    """The index a history belongs to (its folder made): the history is written beside it."""
+    (tmp_path / "index").mkdir(exist_ok=True)
+    return tmp_path / "index" / "kb-0123.db"
 
 
 def make_run(
@@ -102,12 +108,20 @@ def test_regression_needs_an_identical_fingerprint_and_a_drop_past_the_threshold
 
 def test_apply_history_writes_before_reporting_and_flags(tmp_path: Path) -> None:
     first = apply_history(
-        make_run(0.8), tmp_path, history=True, diff=True, history_size=10, threshold=0.05, warn=print
+        make_run(0.8),
+        tmp_path / "kb",
+        DB(tmp_path),
+        history=True,
+        diff=True,
+        history_size=10,
+        threshold=0.05,
+        warn=print,
     )
     assert first.regressions == () and first.run.diff is None
     second = apply_history(
         make_run(0.5, q_ndcg=0.5),
-        tmp_path,
+        tmp_path / "kb",
+        DB(tmp_path),
         history=True,
         diff=True,
         history_size=10,
@@ -116,29 +130,51 @@ def test_apply_history_writes_before_reporting_and_flags(tmp_path: Path) -> None
     )
     assert second.regressions == ("ndcg@5",)
     assert second.run.query_drops == (("q1", 0.8, 0.5),)
-    assert len(json.loads((tmp_path / HISTORY_FILE).read_text())["runs"]) == 2
+    assert len(json.loads(history_path(DB(tmp_path)).read_text())["runs"]) == 2
     text = render_text(second.run, model="m", reranker=None, color=False)
     assert "nDCG@5    0.500  ↓ 0.300" in text and "MRR       1.000  —" in text
     assert "  ↓ q1  nDCG@5: 0.80 -> 0.50" in text
     no_diff = apply_history(
-        make_run(0.1), tmp_path, history=True, diff=False, history_size=10, threshold=0.05, warn=print
+        make_run(0.1),
+        tmp_path / "kb",
+        DB(tmp_path),
+        history=True,
+        diff=False,
+        history_size=10,
+        threshold=0.05,
+        warn=print,
     )
     assert no_diff.regressions == () and no_diff.run.diff is None
-    assert len(json.loads((tmp_path / HISTORY_FILE).read_text())["runs"]) == 3
+    assert len(json.loads(history_path(DB(tmp_path)).read_text())["runs"]) == 3
     none = apply_history(
-        make_run(0.1), tmp_path, history=False, diff=True, history_size=10, threshold=0.05, warn=print
+        make_run(0.1),
+        tmp_path / "kb",
+        DB(tmp_path),
+        history=False,
+        diff=True,
+        history_size=10,
+        threshold=0.05,
+        warn=print,
     )
-    assert none.regressions == () and len(json.loads((tmp_path / HISTORY_FILE).read_text())["runs"]) == 3
+    assert none.regressions == () and len(json.loads(history_path(DB(tmp_path)).read_text())["runs"]) == 3
 
 
 def test_golden_change_is_noted_in_the_report(tmp_path: Path) -> None:
     apply_history(
-        make_run(0.8), tmp_path, history=True, diff=True, history_size=10, threshold=0.05, warn=print
+        make_run(0.8),
+        tmp_path / "kb",
+        DB(tmp_path),
+        history=True,
+        diff=True,
+        history_size=10,
+        threshold=0.05,
+        warn=print,
     )
     warnings: list[str] = []
     out = apply_history(
         make_run(0.8, golden="g2", digest="d9"),
-        tmp_path,
+        tmp_path / "kb",
+        DB(tmp_path),
         history=True,
         diff=True,
         history_size=10,
@@ -193,6 +229,39 @@ def test_findings_are_warned_about(tmp_path: Path) -> None:
     )
     warnings: list[str] = []
     apply_history(
-        run, tmp_path, history=False, diff=False, history_size=1, threshold=0.05, warn=warnings.append
+        run,
+        tmp_path / "kb",
+        DB(tmp_path),
+        history=False,
+        diff=False,
+        history_size=1,
+        threshold=0.05,
+        warn=warnings.append,
     )
     assert warnings and "doc.md quotes several golden queries verbatim (a, b)" in warnings[0]
+
+
+def test_history_goes_beside_the_index_and_an_old_kb_history_is_read_but_never_written(
+    tmp_path: Path,
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    old = kb / HISTORY_FILE
+    save_history(old, [make_run(0.8).history_record()], 10)
+    before = old.read_bytes()
+    notes: list[str] = []
+    out = apply_history(
+        make_run(0.5, q_ndcg=0.5),
+        kb,
+        DB(tmp_path),
+        history=True,
+        diff=True,
+        history_size=10,
+        threshold=0.05,
+        warn=notes.append,
+    )
+    assert out.regressions == ("ndcg@5",)  # compared with the old history's run
+    assert history_path(DB(tmp_path)) == tmp_path / "index" / "kb-0123.db.eval-history.json"
+    assert len(json.loads(history_path(DB(tmp_path)).read_text())["runs"]) == 2
+    assert old.read_bytes() == before and sorted(p.name for p in kb.iterdir()) == [HISTORY_FILE]
+    assert any("no longer used" in n and str(old) in n for n in notes)

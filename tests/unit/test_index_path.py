@@ -1,5 +1,6 @@
-"""Where the index file is (issue 8): ``--index-path`` > ``[index].path`` > ``.groove.db`` beside the
-KB, and every refusal names the flag or key, the problem and the fix."""
+"""Where the index file is (issues 8, 24): ``--index-path`` > ``[index].path`` > the KB's own index
+under the data home (or an old ``.groove.db`` beside the KB that belongs to it), and every refusal
+names the flag or key, the problem and the fix."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from grooveseek.config import DB_NAME, GrooveConfig, IndexConfig, LoadedConfig, resolve_index_path
+from grooveseek.config.location import data_home, legacy_index_path, own_index_path
 from grooveseek.errors import ConfigError
+from grooveseek.index.guard import record_folder
+from grooveseek.store.store import Store
 from tests.unit.config_kit import config_error
 
 
@@ -16,9 +20,54 @@ def _loaded(path: str | None = None, source: Path | None = None) -> LoadedConfig
     return LoadedConfig(GrooveConfig(index=IndexConfig(path=path)), "explicit", source, True)
 
 
-def test_default_is_beside_the_folder(tmp_path: Path):
-    kb = tmp_path / "notes"
-    assert resolve_index_path(_loaded(), None, kb) == tmp_path / DB_NAME
+def test_two_folders_in_one_parent_get_two_indexes_outside_both(tmp_path: Path, monkeypatch):
+    data = tmp_path / "data"
+    monkeypatch.setenv("GROOVE_DATA_HOME", str(data))
+    notes, work = tmp_path / "notes", tmp_path / "work"
+    first, second = (resolve_index_path(_loaded(), None, kb) for kb in (notes, work))
+    assert first != second
+    assert first.parent == second.parent == data / "indexes"
+    assert first.name.startswith("notes-") and second.name.startswith("work-")
+    # the same name in another parent is another index too
+    assert resolve_index_path(_loaded(), None, tmp_path / "x" / "notes") != first
+
+
+def test_the_data_home_follows_the_override_then_xdg_then_home(tmp_path: Path):
+    home = tmp_path / "h"
+    assert data_home({"GROOVE_DATA_HOME": str(tmp_path / "g")}, home) == tmp_path / "g"
+    assert data_home({"XDG_DATA_HOME": str(tmp_path / "x")}, home) == tmp_path / "x" / "groove"
+    # relative values are invalid (XDG) and ignored
+    relative = {"GROOVE_DATA_HOME": "rel", "XDG_DATA_HOME": "rel"}
+    assert data_home(relative, home) == home / ".local" / "share" / "groove"
+
+
+def test_an_old_index_beside_the_folder_is_kept_while_it_belongs_to_it(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("GROOVE_DATA_HOME", str(tmp_path / "data"))
+    notes, work = tmp_path / "notes", tmp_path / "work"
+    notes.mkdir()
+    work.mkdir()
+    old = legacy_index_path(notes)
+    assert old == tmp_path / DB_NAME
+    store = Store.open(old)
+    try:
+        record_folder(store, notes)
+    finally:
+        store.close()
+    assert resolve_index_path(_loaded(), None, notes) == old
+    # the sibling folder is not refused: it gets its own index
+    assert resolve_index_path(_loaded(), None, work) == own_index_path(work)
+    # once the folder has its own index, that one wins
+    own = own_index_path(notes)
+    own.parent.mkdir(parents=True)
+    own.touch()
+    assert resolve_index_path(_loaded(), None, notes) == own
+
+
+def test_an_unreadable_file_beside_the_folder_is_not_adopted(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("GROOVE_DATA_HOME", str(tmp_path / "data"))
+    (tmp_path / "notes").mkdir()
+    (tmp_path / DB_NAME).write_bytes(b"not an index")
+    assert resolve_index_path(_loaded(), None, tmp_path / "notes") == own_index_path(tmp_path / "notes")
 
 
 def test_the_flag_beats_the_key_and_is_relative_to_the_working_directory(tmp_path: Path):

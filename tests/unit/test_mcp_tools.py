@@ -431,8 +431,8 @@ def test_get_document_metadata_rules(service: KBService) -> None:
 def test_get_document_refusals(service: KBService) -> None:
     assert tools.get_document(service, "nope.md") == {
         "error": (
-            "File not found: nope.md. Path should be relative to knowledge-base/ "
-            '(e.g. "deep-dive/mcp/overview.md").'
+            "File not found: nope.md. Paths are relative to the knowledge base folder; "
+            "pass one exactly as search or list_topics returns it."
         )
     }
     assert tools.get_document(service, "index.html") == {

@@ -14,7 +14,7 @@ import apsw
 import pytest
 
 from grooveseek.errors import StoreError
-from grooveseek.index.guard import open_for_index
+from grooveseek.index.guard import db_path_for, open_for_index
 from grooveseek.store.store import SCHEMA_VERSION, Store, remove_index_files
 from tests.conftest import IndexedKB
 
@@ -187,8 +187,8 @@ def test_status_on_a_directory_names_it_and_the_remedy_without_a_traceback(tmp_p
     (kb / "a.md").write_text("# A\n", encoding="utf-8")
     config = tmp_path / "groove.toml"
     config.write_text('kb_path = "kb"\n', encoding="utf-8")
-    db = tmp_path / ".groove.db"
-    db.mkdir()
+    db = db_path_for(kb.resolve())  # the KB's own index place
+    db.mkdir(parents=True)
     result = IndexedKB(root=tmp_path, kb=kb, config=config).run("status")
     assert result.exit_code == 1
     assert f"Error: {db}: is a directory" in result.stderr and "Remove or rename it yourself" in result.stderr
@@ -200,7 +200,8 @@ def test_status_on_a_foreign_file_leaves_it_unchanged(tmp_path):
     kb.mkdir()
     config = tmp_path / "groove.toml"
     config.write_text('kb_path = "kb"\n', encoding="utf-8")
-    db = tmp_path / ".groove.db"
+    db = db_path_for(kb.resolve())
+    db.parent.mkdir(parents=True, exist_ok=True)
     _foreign_rollback_db(db)
     before = _digest(db)
     result = IndexedKB(root=tmp_path, kb=kb, config=config).run("status")

@@ -35,4 +35,4 @@ def test_search_text_output_escapes_titles_headings_tags_and_content() -> None:
     )
     out = render_text(SearchResponse(results=(hit,), low_confidence=False, filter_applied={}), 2.0)
     assert not any(ch in out for ch in "\x1b\x07\x9b\r\x00\x7f")
-    assert out.startswith("# T\\x1b]0;pwned\\x07\nnotes/a.md  #H\\x1b[1m\n")
+    assert out.startswith("1. T\\x1b]0;pwned\\x07\nnotes/a.md  #H\\x1b[1m\n")

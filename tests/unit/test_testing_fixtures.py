@@ -14,6 +14,7 @@ import pytest
 
 from grooveseek.app import App
 from grooveseek.config.model import GrooveConfig, ParsersConfig
+from grooveseek.index.guard import db_path_for
 from grooveseek.interfaces import Reranker
 from grooveseek.service import KBService
 from grooveseek.store.store import Store
@@ -43,7 +44,7 @@ def test_make_app_loads_the_enabled_parsers_and_selects_the_fake_embedder(
     embedder = FakeEmbedder(8)
     app = make_app(kb, MD_TXT, embedder, rerankers={"constant": ConstantReranker()})
     assert sorted(app.registry.parsers) == ["md", "txt"]
-    assert app.embedder is embedder and app.db == kb.parent / ".groove.db"
+    assert app.embedder is embedder and app.db == db_path_for(kb.resolve())
     assert isinstance(app.reranker, ConstantReranker)
     assert make_app(kb).reranker is None and sorted(make_app(kb).registry.parsers) == ["md"]
 

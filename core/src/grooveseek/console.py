@@ -60,6 +60,15 @@ class ConsoleHandler(logging.Handler):
             self.handleError(record)
 
 
+def verbose(level: int) -> None:
+    """``-v``: which config was loaded and other detail of ours (DEBUG on ``grooveseek.config``);
+    ``-vv``: every logger at DEBUG. Applied after ``setup_logging``, so it wins over GROOVE_LOG."""
+    if level >= 2:
+        logging.getLogger().setLevel(logging.DEBUG)
+    if level >= 1:
+        logging.getLogger("grooveseek.config").setLevel(logging.DEBUG)
+
+
 def setup_logging() -> None:
     """R0.13: GROOVE_LOG=debug|info|warning|error, or grooveseek=debug for our loggers only."""
     spec = os.environ.get("GROOVE_LOG", "info").strip().lower() or "info"
@@ -72,6 +81,7 @@ def setup_logging() -> None:
         if isinstance(old, ConsoleHandler):
             root.removeHandler(old)
     root.addHandler(handler)
+    logging.getLogger("grooveseek.config").setLevel(logging.NOTSET)  # drop an earlier run's -v
     if target:
         root.setLevel(logging.INFO)
         logging.getLogger(target).setLevel(level)

@@ -194,7 +194,10 @@ def _document_checks(h: IndexHealth, inputs: DoctorInputs) -> list[Finding]:
         "warning",
         _collect(rows, unregistered),
         "{n} document(s) have an extension no active parser covers: searchable, but not servable",
-        "groove index (prunes them), or re-enable their parser in [parsers].enabled",
+        # Most often the run that indexed them passed --config enabling the parser and this one did
+        # not: a bare `groove index` would delete them, so that is offered last and named as such.
+        "run groove with the config that enabled their parser (groove --config <groove.toml> doctor), or "
+        "add it to [parsers].enabled; only to drop them on purpose, run groove index without it",
     )
     out += _found(
         "larger-than-a-read-returns",

@@ -36,13 +36,21 @@ class KB:
 
         return CliRunner().invoke(cli, ["--config", str(self.config), *args], catch_exceptions=False)
 
+    def db(self) -> Path:
+        """The KB's index at the default location (docs/index-location.md)."""
+        from grooveseek.index.guard import db_path_for
+
+        path = db_path_for(self.kb.resolve())
+        assert path.exists(), path
+        return path
+
     def rows(self) -> dict[str, str]:
         """path -> content_hash, read straight from the index file."""
-        with sqlite3.connect(self.root / ".groove.db") as db:
+        with sqlite3.connect(self.db()) as db:
             return dict(db.execute("SELECT path, content_hash FROM documents"))
 
     def chunk_text(self, path: str) -> str:
-        with sqlite3.connect(self.root / ".groove.db") as db:
+        with sqlite3.connect(self.db()) as db:
             rows = db.execute(
                 "SELECT c.content FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.path = ?",
                 (path,),

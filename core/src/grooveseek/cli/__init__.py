@@ -42,7 +42,7 @@ SUMMARIES = {
     "eval": "Measure recall@k, MRR and nDCG@k of the search over a golden query set.",
     "graph": "Walk from a document to the chunks most similar to it, breadth-first.",
     "mcp-config": "Print the MCP config for CLIENT (claude-code, claude-desktop, cursor, vscode) to stdout.",
-    "index": "Index the knowledge base into .groove.db (beside kb_path, or --index-path).",
+    "index": "Index the knowledge base (into its own index under the data folder, or --index-path).",
     "plugins": (
         "List installed plugins per group, whether the effective config enables them, and what loaded."
     ),
@@ -157,12 +157,17 @@ def _version() -> str:
 @click.group(cls=GrooveGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version=_version(), prog_name="groove", message="%(prog)s %(version)s")
 @click.option("--config", "config_path", metavar="PATH", help="Use this groove.toml (trusted).")
+@click.option(
+    "-v", "--verbose", count=True, help="-v: say which groove.toml was loaded; -vv: every debug line."
+)
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None) -> None:
+def cli(ctx: click.Context, config_path: str | None, verbose: int) -> None:
     """GrooveSeek: hybrid semantic search over a knowledge base."""
     from ..console import setup_logging
+    from ..console import verbose as set_verbose
 
     setup_logging()
+    set_verbose(verbose)
     ctx.ensure_object(dict)
     ctx.obj["config"] = config_path
 

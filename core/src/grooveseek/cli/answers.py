@@ -87,8 +87,25 @@ def search_output(
     request = search_request(cfg, p, reranker_loaded=reranker_loaded, warn=warn)
     response = run(request)
     if p["fmt"] == "json":
-        return dump_json(response.as_dict())
+        answer = response.as_dict()
+        if p.get("span_units") == "chars":
+            answer["results"] = [char_spans(hit.as_dict()) for hit in response.results]
+        return dump_json(answer)
     return render_text(response, request.min_confidence_ratio, full=p["full"])
+
+
+def char_spans(hit: dict[str, Any]) -> dict[str, Any]:
+    """``--span-units chars``: turn a JSON hit's ``match_spans`` from UTF-8 byte offsets (the
+    default, docs/retrieval.md) into code-point offsets, which index a Python ``str`` directly."""
+    spans = hit.get("match_spans")
+    if not spans:
+        return hit
+    raw = str(hit["content"]).encode("utf-8")
+    # Offsets always fall on character boundaries (docs/retrieval.md), so each prefix decodes.
+    for span in spans:
+        span["start"] = len(raw[: span["start"]].decode("utf-8"))
+        span["end"] = len(raw[: span["end"]].decode("utf-8"))
+    return hit
 
 
 def graph_output(cfg: GrooveConfig, p: Mapping[str, Any], store: IndexStore) -> str:

@@ -13,6 +13,7 @@ from ..console import echo_err
 from ..doctor import Diagnosis, DoctorInputs, diagnose
 from ..errors import GrooveError
 from ..fieldschema import SchemaError, load_kb_schema
+from ..index.guard import check_folder
 from ..store.backend import bound
 from ..store.health import IndexHealth
 from ..store.store import Store
@@ -70,6 +71,12 @@ def doctor_command(ctx: click.Context, kb_path: str | None, config_path: str | N
     try:
         store = Store.open(app.db, create=False)
     except GrooveError as exc:
+        echo_err(f"groove doctor: {exc}")
+        ctx.exit(2)
+    try:
+        check_folder(store, app.kb)  # the same refusal as every other command: never another KB's index
+    except GrooveError as exc:
+        store.close()
         echo_err(f"groove doctor: {exc}")
         ctx.exit(2)
     try:

@@ -171,7 +171,9 @@ def _run(
     help="Also show, per query, each leg's rank, weight and RRF share of the top hits.",
 )
 @click.option("--no-color", is_flag=True, help="No colour in the text report.")
-@click.option("--no-history", is_flag=True, help="Neither read nor write .groove-eval-history.json.")
+@click.option(
+    "--no-history", is_flag=True, help="Neither read nor write the run history (<index>.eval-history.json)."
+)
 @click.option("--no-diff", is_flag=True, help="Write the history but compare with nothing.")
 @click.option(
     "--fail-on-regression",
@@ -231,6 +233,7 @@ def eval_command(
     outcome = apply_history(
         run,
         app.kb,
+        app.db,
         history=not no_history,
         diff=not no_diff,
         history_size=cfg.eval.history_size,

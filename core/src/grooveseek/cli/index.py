@@ -21,9 +21,7 @@ from .options import config_option, effective_config_path, index_path_of, kb_opt
 @model_option
 @config_option
 @click.option("--force", is_flag=True, help="Rebuild from scratch (required to change the model).")
-@click.option(
-    "--quiet", is_flag=True, help="Only the Indexing/Found/Done lines, warnings and Skipping lines."
-)
+@click.option("--quiet", is_flag=True, help="Print nothing but warnings, Skipping lines and errors.")
 @click.option(
     "--progress", is_flag=True, help="Show a progress bar (or Progress: lines when not a terminal)."
 )
@@ -37,14 +35,14 @@ def index_command(
     quiet: bool,
     progress: bool,
 ) -> None:
-    """Index the knowledge base into .groove.db (beside kb_path, or --index-path)."""
+    """Index the knowledge base (into its own index under the data folder, or --index-path)."""
     if quiet and progress:
         raise click.UsageError("--quiet and --progress are mutually exclusive")
     app = build_app(
         effective_config_path(ctx, config_path), kb_path, model=model, index_path=index_path_of(ctx)
     )
     load_kb_schema(app.kb)  # R1.6 / R4.15 step 1: a broken schema must not leave a database behind
-    reporter = Reporter(quiet=quiet, progress=progress)
+    reporter = Reporter(quiet=quiet, progress=progress, stages=not quiet)
 
     def index_into(store: IndexStore) -> IndexSummary:
         return Indexer(app.kb, store, app.config, app.registry, app.embedder, reporter, app.model_choice).run(

@@ -34,7 +34,7 @@ SERVER_NAME = "grooveseek"
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode")
 WHERE = {
     "claude-code": ".mcp.json at the project root (shared with the project), or run the "
-    "`claude mcp add --scope project` command below",
+    "`claude mcp add` command printed next",
     "claude-desktop": "the mcpServers object of claude_desktop_config.json (Settings > Developer > "
     "Edit Config), then restart Claude Desktop",
     "cursor": ".cursor/mcp.json in the project (or ~/.cursor/mcp.json for every project)",
@@ -137,9 +137,19 @@ def mcp_config_command(
         entry = stdio_entry(client, command, serve)
     click.echo(dump_json(client_config(client, entry)))
     echo_err(f"Put this in {WHERE[client]}.")
-    if client == "claude-code" and transport == "stdio":
-        add = ["claude", "mcp", "add", "--scope", "project", SERVER_NAME, "--", *command, *serve]
-        echo_err(f"Or let Claude Code write .mcp.json: {_shell(add)}")
+    if client == "claude-code":
+        if transport == "http":
+            add = ["claude", "mcp", "add", "--transport", "http", SERVER_NAME, url]
+        else:
+            add = ["claude", "mcp", "add", SERVER_NAME, "--", *command, *serve]
+        echo_err(f"Or let Claude Code add it for you (this project, just you): {_shell(add)}")
+        # Claude Code asks each user to approve a server from a shared .mcp.json; until then
+        # `claude mcp list` shows it as pending and it does not start (issue 24).
+        echo_err(
+            "With --scope project (after `add`) it goes to .mcp.json, shared with the project: each "
+            "user approves it once when `claude` starts there (until then `claude mcp list` shows it "
+            "as pending approval); --scope user adds it for all your projects."
+        )
 
 
 def _shell(words: list[str]) -> str:

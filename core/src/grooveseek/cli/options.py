@@ -10,8 +10,29 @@ import click
 F = Callable[..., Any]
 
 
+def _verbose(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    if value:
+        from ..console import verbose
+
+        verbose(value)
+
+
+def verbose_option(f: F) -> F:
+    """``-v`` (which config was loaded) and ``-vv`` (every debug line), before or after the subcommand."""
+    return click.option(
+        "-v",
+        "--verbose",
+        count=True,
+        expose_value=False,
+        callback=_verbose,
+        help="-v: say which groove.toml was loaded; -vv: every debug line.",
+    )(f)
+
+
 def config_option(f: F) -> F:
-    """R1.8: ``--config`` works after the subcommand too; the later one wins."""
+    """R1.8: ``--config`` works after the subcommand too; the later one wins. ``-v`` rides along:
+    every command that loads a config accepts it."""
+    f = verbose_option(f)
     return click.option("--config", "config_path", metavar="PATH", help="Use this groove.toml (trusted).")(f)
 
 
@@ -31,7 +52,7 @@ def kb_option(f: F) -> F:
         metavar="FILE",
         expose_value=False,
         callback=_remember_index_path,
-        help="The index file (default: .groove.db beside the knowledge base folder).",
+        help="The index file (default: the folder's own index in the data folder; docs/index-location.md).",
     )(f)
     return click.option("--kb-path", "kb_path", metavar="PATH", help="The knowledge base folder.")(f)
 

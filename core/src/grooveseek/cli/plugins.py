@@ -18,6 +18,9 @@ LICENCE_NOTES = {
 }
 
 
+HEADER = f"{'ENABLED':<8} {'LOADED':<7} {'GROUP':<10} {'ID':<20} PACKAGE"
+
+
 def _text_row(row: dict[str, Any]) -> str:
     enabled = "enabled" if row["enabled"] else "-"
     loaded = "loaded" if row["loaded"] else "-"
@@ -61,6 +64,8 @@ def plugins_command(ctx: click.Context, config_path: str | None, fmt: str) -> No
     if fmt == "json":
         click.echo(dump_json({"plugins": rows, "error": error}))
     else:
+        # ENABLED: the effective config selects it; LOADED: imported without error in this run.
+        click.echo(HEADER)
         for row in rows:
             click.echo(_text_row(row))
     if error:

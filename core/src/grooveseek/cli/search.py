@@ -20,7 +20,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from ..types import SearchResponse
+    from ..types import Hit, SearchResponse
 
 
 def _explain_lines(explain: Mapping[str, Any]) -> list[str]:
@@ -42,29 +42,42 @@ def _explain_lines(explain: Mapping[str, Any]) -> list[str]:
     return [line]
 
 
-def render_text(response: SearchResponse, ratio: float, *, full: bool = False) -> str:
-    """R8.15: optional low-confidence line, then one block per hit separated by ``\\n---\\n``.
+def _where(hit: Hit, shown: Hit) -> str:
+    """``path:first-last``: the file lines the printed text covers (the snippet's, or with
+    ``--full`` the whole chunk's), so an editor can open them; the bare path when lines are unknown."""
+    if shown.start_line is None:
+        return hit.path
+    first = shown.start_line
+    if shown.location and shown.location.rpartition(":")[2].isdigit():
+        first = int(shown.location.rpartition(":")[2])  # the snippet's first line
+    body = shown.content.strip("\n")
+    last = first + body.count("\n")
+    if hit.end_line is not None:
+        last = min(last, hit.end_line)
+    return f"{hit.path}:{first}-{last}" if last > first else f"{hit.path}:{first}"
 
-    Each block ends with a bounded snippet around the best match, its second line giving
-    ``path:line`` of the snippet's first line (docs/cli.md); ``full`` prints the whole chunk instead.
+
+def render_text(response: SearchResponse, ratio: float, *, full: bool = False) -> str:
+    """R8.15 (reworded by issue 24): optional low-confidence line, then one block per hit separated
+    by ``\n---\n``: ``<rank>. <title>``, ``path:first-last  #heading``, tags and matched text when
+    present, then a bounded snippet around the best match (``full``: the whole chunk). The fused
+    score is printed only with ``--explain``, beside the per-leg figures it comes from (docs/cli.md).
     """
     from ..search.snippet import compact_hit
 
     blocks = []
-    for hit in response.results:
+    for rank, hit in enumerate(response.results, start=1):
         shown_hit = hit if full else compact_hit(hit)
-        where = shown_hit.location or (f"{hit.path}:{hit.start_line}" if hit.start_line else hit.path)
-        lines = [f"# {hit.title or '(no title)'}", f"{where}  #{hit.heading}" if hit.heading else where]
-        lines.append(f"score: {hit.score:.4f}")
+        where = _where(hit, shown_hit)
+        lines = [f"{rank}. {hit.title or '(no title)'}", f"{where}  #{hit.heading}" if hit.heading else where]
         if hit.tags:
             lines.append(f"tags: {', '.join(hit.tags)}")
-        if hit.start_line is not None and hit.end_line is not None:
-            lines.append(f"lines: {hit.start_line}-{hit.end_line}")
         if hit.match_spans:
             raw = hit.content.encode("utf-8")
             shown = [raw[s:e].decode("utf-8") for s, e in hit.match_spans[:3]]
-            lines.append("match_spans: " + ", ".join(f'"{t}"' for t in shown))
+            lines.append("matches: " + ", ".join(f'"{t}"' for t in shown))
         if hit.explain is not None:
+            lines.append(f"score: {hit.score:.4f}")
             lines += _explain_lines(dict(hit.explain))
         lines += ["", shown_hit.content]
         blocks.append("\n".join(lines))
@@ -133,6 +146,13 @@ def _check_fields(values: tuple[str, ...], flag: str) -> None:
 @click.option(
     "--full", is_flag=True, help="--format text: print each hit's whole chunk instead of a snippet."
 )
+@click.option(
+    "--span-units",
+    type=click.Choice(("bytes", "chars")),
+    default="bytes",
+    show_default=True,
+    help="JSON match_spans as UTF-8 byte offsets, or as character (code point) offsets for str slicing.",
+)
 @format_option(("json", "text"), "json")
 @click.pass_context
 def search_command(
@@ -162,6 +182,7 @@ def search_command(
     pieces: bool,
     explain: bool,
     full: bool,
+    span_units: str,
     fmt: str,
 ) -> None:
     """Hybrid (vector + full-text) search. A query starting with '-' needs '--' first."""

@@ -8,7 +8,9 @@ index and never loads a model. Exit codes: 0 clean (or no schema), 1 violations,
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,13 +84,29 @@ def _github_escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _print(outcome: Outcome, fmt: str, color: bool) -> None:
+def repository_root(kb: Path, env: Mapping[str, str] | None = None) -> Path:
+    """What GitHub annotation paths are relative to: ``$GITHUB_WORKSPACE`` when it holds the KB,
+    else the nearest folder above the KB with a ``.git``, else the KB itself."""
+    env = os.environ if env is None else env
+    workspace = env.get("GITHUB_WORKSPACE", "")
+    if os.path.isabs(workspace) and kb.is_relative_to(os.path.realpath(workspace)):
+        return Path(os.path.realpath(workspace))
+    for folder in (kb, *kb.parents):
+        if os.path.lexists(folder / ".git"):  # a file in worktrees and submodules
+            return folder
+    return kb
+
+
+def _print(outcome: Outcome, fmt: str, color: bool, kb: Path) -> None:
     if fmt == "json":
         click.echo(dump_json(outcome.as_json()))
         return
     if fmt == "github":
+        # GitHub places an annotation by a path from the repository root, not from the KB.
+        prefix = Path(os.path.relpath(kb, repository_root(kb))).as_posix()
         for report in outcome.files:
-            where = _github_escape(report.path).replace(",", "%2C").replace(":", "%3A")
+            rel = report.path if prefix == "." else f"{prefix}/{report.path}"
+            where = _github_escape(rel).replace(",", "%2C").replace(":", "%3A")
             for v in report.violations:
                 click.echo(f"::error file={where},line=1,title=frontmatter::{_github_escape(v.message)}")
         return
@@ -144,5 +162,5 @@ def validate_command(
         ctx.exit(0)
     outcome = _scan(app, schema, strict=strict, fail_fast=fail_fast)
     color = fmt == "text" and not no_color and sys.stdout.isatty()
-    _print(outcome, fmt, color)
+    _print(outcome, fmt, color, app.kb)
     ctx.exit(1 if outcome.files else 0)

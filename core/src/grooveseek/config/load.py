@@ -172,7 +172,7 @@ def load_config(
 
 
 def describe(loaded: LoadedConfig) -> str:
-    """The R1.9 line, logged once at INFO on stderr by the caller."""
+    """The R1.9 line, logged once at DEBUG on stderr by the caller (shown by ``-v``)."""
     trust = "trusted" if loaded.trusted else "untrusted"
     return f"grooveseek.config: loaded config source={loaded.source} path={loaded.path or '-'} trust={trust}"
 
@@ -197,14 +197,15 @@ def launcher_dir_from_argv(argv0: str) -> Path | None:
 
 
 def load_checked_config(config_path: str | None) -> LoadedConfig:
-    """Discover and load groove.toml, log the choice (R1.9) and print its warnings once."""
+    """Discover and load groove.toml, log the choice (R1.9, at DEBUG since issue 24: ``-v`` or
+    ``GROOVE_LOG=debug`` shows it) and print its warnings once (warnings always show)."""
     import logging
     import sys
 
     from ..console import echo_err
 
     loaded = load_config(config_path, launcher_dir=launcher_dir_from_argv(sys.argv[0]))
-    logging.getLogger("grooveseek.config").info(describe(loaded).removeprefix("grooveseek.config: "))
+    logging.getLogger("grooveseek.config").debug(describe(loaded).removeprefix("grooveseek.config: "))
     for warning in loaded.warnings:
         echo_err(f"warning: {warning}")
     return loaded

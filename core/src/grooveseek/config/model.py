@@ -62,7 +62,7 @@ class IndexConfig:
     max_binary_file_size: int = MIB50
     max_text_file_size: int = MIB50
     max_decompressed_size: int = MIB50
-    path: str | None = None  # None = .groove.db beside kb_path (R0.6); absolute once loaded
+    path: str | None = None  # None = the default location (config/location.py); absolute once loaded
     # None: the embedder's max_input_tokens (docs/retrieval.md, "Chunk size"). Trusted configs only.
     max_chunk_tokens: int | None = None
     # None: one embedding worker process per usable core, at most 2 (index/workers.py). Trusted only.

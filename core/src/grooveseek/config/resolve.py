@@ -12,9 +12,10 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..plugins import PluginSelection, installed_entry_points
+from .location import default_index_path
 from .model import NEW_INDEX_MODEL, GrooveConfig, LoadedConfig
 
-DB_NAME = ".groove.db"  # R0.6: the index file's default name, beside kb_path
+DB_NAME = ".groove.db"  # the index file name the refusals below suggest for a named folder
 KB_PATH_REQUIRED = "--kb-path is required (pass on the command line or set kb_path in groove.toml)"
 EMPTY_KB_PATH = (
     "--kb-path is empty; name the knowledge base "
@@ -57,7 +58,7 @@ def resolve_kb_path(loaded: LoadedConfig, cli_kb_path: str | None, cwd: Path | N
     if not is_dir:
         raise ConfigError(f"kb_path does not exist or is not a directory: {candidate}")
     if resolved.parent == resolved:
-        # The index lives in kb_path's parent (R0.6); a root has none.
+        # Indexing a whole filesystem is never what a person meant.
         raise ConfigError(f"kb_path must not be a filesystem root: {resolved}")
     return resolved
 
@@ -65,7 +66,8 @@ def resolve_kb_path(loaded: LoadedConfig, cli_kb_path: str | None, cwd: Path | N
 def resolve_index_path(
     loaded: LoadedConfig, cli_index_path: str | None, kb: Path, cwd: Path | None = None
 ) -> Path:
-    """Where the index file is: ``--index-path`` > ``[index].path`` > ``.groove.db`` beside ``kb`` (R0.6).
+    """Where the index file is: ``--index-path`` > ``[index].path`` > the default for ``kb``
+    (``config.location``: its own index under the data home, or an old one beside the folder).
 
     The folder holding the file is resolved (symlinks followed) so the KB path recorded relative
     to it (``index.guard.record_folder``) means the same thing on every run; the file name itself
@@ -78,7 +80,7 @@ def resolve_index_path(
     if cli_index_path == "":
         raise ConfigError(
             "--index-path is empty; name the index file (for example ~/notes.groove.db), or leave "
-            "--index-path out to keep .groove.db beside the knowledge base folder"
+            "--index-path out to use the knowledge base's own index under the data folder"
         )
     if cli_index_path is not None:
         candidate, source = (
@@ -89,7 +91,7 @@ def resolve_index_path(
         candidate = Path(loaded.config.index.path)
         source = f"[index].path in {loaded.path}" if loaded.path else "[index].path"
     else:
-        return kb.parent / DB_NAME
+        return default_index_path(kb)
     if os.path.isdir(candidate) and not os.path.islink(candidate):
         raise ConfigError(
             f"{source} names a directory, not an index file: {candidate}; name a file in it, "

@@ -233,7 +233,7 @@ def _restrict_eval_and_index(
         # A file merely found in a folder must not choose where GrooveSeek writes (or deletes, under
         # --force) an index file.
         changes["path"] = None
-        out.append(ctx.warn("[index].path is ignored and .groove.db beside kb_path applies"))
+        out.append(ctx.warn("[index].path is ignored and the folder's own index in the data folder applies"))
     if "max_chunk_tokens" in raw_index:  # a chunk size is a cost and quality decision: trusted only
         changes["max_chunk_tokens"] = None
         out.append(ctx.warn("[index].max_chunk_tokens is ignored and the embedding model's window applies"))

@@ -140,7 +140,9 @@ def _check_paths(cfg: GrooveConfig, base: Path, home: Path, f: Findings) -> Groo
         changes["eval"] = attrs.evolve(cfg.eval, golden=absolute_path(golden, base, home))
     index_path = cfg.index.path
     if index_path == "":
-        f.errors.append("[index].path must not be empty; remove the key to keep .groove.db beside kb_path")
+        f.errors.append(
+            "[index].path must not be empty; remove the key to use the folder's own index in the data folder"
+        )
     elif index_path is not None:
         changes["index"] = attrs.evolve(cfg.index, path=absolute_path(index_path, base, home))
     return attrs.evolve(cfg, **changes)

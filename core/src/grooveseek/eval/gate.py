@@ -9,13 +9,14 @@ the run (R10.17).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from .history import HISTORY_FILE, compare, load_history, regressed, save_history
+from .history import HISTORY_FILE, compare, history_path, load_history, regressed, save_history
 from .results import EvalRun
 
 __all__ = ["GOLDEN_CHANGED", "GateOutcome", "apply_history"]
@@ -78,6 +79,7 @@ def _compared(
 def apply_history(
     run: EvalRun,
     kb: Path,
+    db: Path,
     *,
     history: bool,
     diff: bool,
@@ -85,7 +87,12 @@ def apply_history(
     threshold: float,
     warn: Callable[[str], None],
 ) -> GateOutcome:
-    """Compare ``run`` with ``<kb>/.groove-eval-history.json``, record it, and report regressions."""
+    """Compare ``run`` with ``<db>.eval-history.json``, record it, and report regressions.
+
+    A history from before issue 24 (``<kb>/.groove-eval-history.json``) is read once when the new
+    file does not exist yet, so the comparison goes on; it is never written or removed (the
+    knowledge base is the user's), and a note says it can be deleted.
+    """
     for finding in run.findings:
         ids = ", ".join(q["query_id"] for q in finding.get("quoted", ()))
         warn(
@@ -94,8 +101,13 @@ def apply_history(
         )
     if not history:
         return GateOutcome(run)
-    path = kb / HISTORY_FILE
-    runs = load_history(path, warn)
+    path = history_path(db)
+    legacy = kb / HISTORY_FILE
+    if not os.path.lexists(path) and os.path.lexists(legacy):
+        runs = load_history(legacy, warn)
+        warn(f"note: eval history now lives beside the index, {path}; {legacy} is no longer used")
+    else:
+        runs = load_history(path, warn)
     regressions: tuple[str, ...] = ()
     if diff and runs:
         run = _compared(run, runs, threshold, warn)

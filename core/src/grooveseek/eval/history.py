@@ -1,6 +1,7 @@
 """Eval history, the diff against the last run and the regression gate (SPEC R10.13–R10.18).
 
-History is ``<kb_path>/.groove-eval-history.json``: ``{"runs": [...]}``, newest first, at most
+History is ``<index>.eval-history.json``, beside the index and never in the knowledge base (issue 24;
+docs/eval.md): ``{"runs": [...]}``, newest first, at most
 ``history_size`` runs and 64 MiB, read with the handle-bound checks and written atomically (a
 temporary file in the same folder, then ``os.replace``). A file that exists but cannot be read
 stops the run; content that does not parse is warned about and replaced by a fresh history.
@@ -26,20 +27,28 @@ from .results import EvalRun
 __all__ = [
     "HISTORY_CAP",
     "HISTORY_FILE",
+    "HISTORY_SUFFIX",
     "Comparison",
     "compare",
+    "history_path",
     "load_history",
     "regressed",
     "save_history",
 ]
 
-HISTORY_FILE = ".groove-eval-history.json"
+HISTORY_FILE = ".groove-eval-history.json"  # where versions before issue 24 kept it, in kb_path
+HISTORY_SUFFIX = ".eval-history.json"
 HISTORY_CAP = 64 * 1_048_576
 _METRICS = ("recall_at_k", "mrr", "ndcg_at_k")
 # Metrics are means of fractions: on 20 queries one query moves recall by exactly 0.05, and
 # 0.40 - 0.35 is 0.05000000000000004 in floating point. A drop equal to the threshold is no
 # regression (R10.17 says "more than"), so rounding noise must not make it one.
 _EPSILON = 1e-9
+
+
+def history_path(db: Path) -> Path:
+    """``<index>.eval-history.json``: the history of runs against the index ``db``."""
+    return Path(f"{db}{HISTORY_SUFFIX}")
 
 
 def load_history(path: Path, warn: Callable[[str], None]) -> list[dict[str, Any]]:

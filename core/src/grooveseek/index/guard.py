@@ -18,19 +18,17 @@ from pathlib import Path
 
 import attrs
 
-from ..config.resolve import DB_NAME
+from ..config.location import KB_META, default_index_path, own_index_path
 from ..errors import GrooveError, IndexMissing, ModelError, StoreError
 from ..interfaces import Embedder
 from ..store.backend import bound
 from ..store.interface import IndexStore
 from ..store.store import index_exists, open_store, remove_index_files
 
-KB_META = "kb_path"  # index_meta key: the KB folder, relative to the index file's folder
-
 
 def db_path_for(kb: Path) -> Path:
-    """R0.6: the index lives in the parent directory of kb_path."""
-    return kb.parent / DB_NAME
+    """The index ``kb`` uses when no flag or key names one (``config.location``)."""
+    return default_index_path(kb)
 
 
 def no_index_message(db: Path, kb: Path) -> str:
@@ -196,12 +194,12 @@ def recorded_folder(store: IndexStore) -> Path | None:
 
 
 def folder_message(db: Path, recorded: Path, kb: Path) -> str:
-    own = kb.parent / f".groove-{kb.name}.db"
+    own = own_index_path(kb)
     return (
         f"{db}: this index belongs to the knowledge base folder {recorded}, not {kb}; one index file "
-        f"serves one folder, and using it for {kb} would replace the documents of {recorded}. Give "
-        f"{kb} its own index with --index-path (for example --index-path {own}) or [index].path "
-        f"in a groove.toml. If {recorded} was moved to {kb}, run `groove index --kb-path {kb} "
+        f"serves one folder, and using it for {kb} would replace the documents of {recorded}. Leave "
+        f"--index-path and [index].path out and {kb} gets its own index ({own}), or name another "
+        f"file with either. If {recorded} was moved to {kb}, run `groove index --kb-path {kb} "
         "--force` to rebuild this index for the new place."
     )
 

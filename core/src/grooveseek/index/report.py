@@ -1,6 +1,7 @@
 """What ``groove index`` writes to stderr while it runs (SPEC R4.36, R8.10).
 
-Per-file lines are shown by default; ``--quiet`` keeps only the stage lines and every warning;
+Per-file lines are shown by default; ``quiet`` drops them and ``stages=False`` the stage lines too
+(``groove index --quiet`` sets both: warnings and errors only, issue 24);
 ``--progress`` shows a rich bar on a terminal, else about 20 ``Progress: N/M (P%)`` lines.
 Warnings and ``Skipping`` lines are never suppressed.
 """
@@ -27,9 +28,15 @@ class Reporter:
     """Collects the run's stderr lines; ``sink`` replaces the console (used by MCP and tests)."""
 
     def __init__(
-        self, *, quiet: bool = False, progress: bool = False, sink: Callable[[str], None] | None = None
+        self,
+        *,
+        quiet: bool = False,
+        progress: bool = False,
+        sink: Callable[[str], None] | None = None,
+        stages: bool = True,
     ):
         self.quiet = quiet
+        self.stages = stages
         self.show_progress = progress
         self._sink = sink
         self._bar: Progress | None = None
@@ -50,7 +57,10 @@ class Reporter:
             echo_err(message)
 
     def stage(self, message: str) -> None:
-        self._emit(message)
+        if self.stages:
+            self._emit(message)
+        else:
+            self.lines.append(message)
 
     def file_line(self, message: str) -> None:
         if not self.quiet and not self.show_progress:

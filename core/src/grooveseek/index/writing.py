@@ -33,6 +33,7 @@ from ..interfaces import Embedder, FloatArray
 from ..store.interface import IndexStore
 from ..store.records import DocumentRecord, StoredDoc
 from ..types import Chunk
+from ..vectorcheck import BadVectors, checked_documents
 from .runstate import FileGuard, RunState
 from .safety import PROBE_TEXT, RunFailed, failure_reason
 from .workers import EmbedWorkers
@@ -170,6 +171,11 @@ class Writer:
         if vectors is None:  # the workers stopped: this batch is embedded here
             self.flush_here(batch)
             return
+        try:
+            vectors = checked_documents(self.embedder, vectors, len(texts))  # R5.4
+        except BadVectors:  # which file is at fault? each is embedded on its own
+            self.write_each(batch)
+            return
         fresh = dict(zip(texts, vectors, strict=True))
         for prepared, file_vectors in zip(batch, self.assemble(batch, fresh), strict=True):
             with self.guard.file(prepared.rel):
@@ -236,7 +242,7 @@ class Writer:
             self.state.counts.accepted_batches += exc.accepted
             raise
         self.state.counts.accepted_batches += 1
-        return vectors
+        return checked_documents(self.embedder, vectors, len(texts))  # unit length, finite (R5.4)
 
     def judge(self, prepared: Prepared, exc: BaseException) -> ModelError:
         """The error for one file's failed embedding: the file's own (a skip) when the model still

@@ -67,8 +67,8 @@ class DocumentRead:
 def not_found_message(rel: str) -> str:
     """R7.15 step 1: the same answer whether or not anything exists at ``rel``."""
     return (
-        f"File not found: {rel}. Path should be relative to knowledge-base/ "
-        '(e.g. "deep-dive/mcp/overview.md").'
+        f"File not found: {rel}. Paths are relative to the knowledge base folder; pass one exactly "
+        "as search or list_topics returns it."
     )
 
 

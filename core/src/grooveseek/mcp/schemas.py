@@ -266,7 +266,9 @@ GET_DOCUMENT = ToolSpec(
         "separated, no './' or '..'."
     ),
     params=(
-        Param("path", "string", 'KB-relative path, for example "deep-dive/mcp/overview.md".', required=True),
+        Param(
+            "path", "string", "KB-relative path, exactly as search or list_topics returns it.", required=True
+        ),
         Param("from_line", "integer", "First line to return (1-based; default 1)."),
         Param("to_line", "integer", "Last line to return, inclusive (default: the last line)."),
     ),

@@ -58,7 +58,7 @@ def vector_leg(
     # so counting it as a filter would fetch ten times the neighbours for nothing (issue 16).
     quality = req.filters.min_quality
     filtered = attrs.evolve(req.filters, min_quality=0.0).active or bool(excluded)
-    vector = queries.vector(compiled.positive_text)
+    vector = queries.vector(compiled.positive_text)  # checked where a model made it (R5.4)
     # issue 26: a query routed to several composite parts is scored over the parts each row has
     candidates = routed_knn(store, queries, vector, min(fetch_size(n, filtered), MAX_KNN), quality)
     if filtered:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from ..interfaces import Embedder, FloatArray
+from ..vectorcheck import checked
 
 __all__ = ["CachedQueries", "ModelQueries", "QueryVectors"]
 
@@ -53,7 +54,8 @@ class ModelQueries:
         return tuple(self.embedder.languages)
 
     def vector(self, text: str) -> FloatArray:
-        return self.embedder.embed_query(text)
+        # R5.4: finite, the right dimension, unit length; a plugin's raw vector would skew distances
+        return checked(self.embedder, self.embedder.embed_query(text), None)
 
 
 class CachedQueries:

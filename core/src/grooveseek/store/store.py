@@ -124,6 +124,8 @@ class Store:
         """
         if not create or os.path.lexists(db_path):
             _refuse_unless_ours(db_path)
+        else:  # the default location's folder (config/location.py) is made on the first write
+            db_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         conn = connect(db_path, create=create)
         store = cls(conn, db_path)
         try:

@@ -35,8 +35,8 @@ def make_app(
     parsers: Mapping[str, Parser] | None = None,
     rerankers: Mapping[str, Reranker] | None = None,
 ) -> App:
-    """An App over ``kb`` (index beside it, as R0.6 says) with the config's real parsers and
-    ``embedder`` (default ``FakeEmbedder(16)``) selected as ``fake``.
+    """An App over ``kb`` (index at the default location, config/location.py) with the config's real
+    parsers and ``embedder`` (default ``FakeEmbedder(16)``) selected as ``fake``.
 
     ``parsers`` are registered beside the loaded ones (a test parser for an extension);
     ``rerankers`` are registered and, when there is exactly one, selected.

@@ -4,11 +4,19 @@ and for this repository's own tests.
 pytest imports this module in every run in an environment where GrooveSeek is installed, so it
 imports nothing beyond pytest at module level; each fixture imports what it needs when used.
 Everything a fixture opens (stores, services, server processes) is closed when the test ends.
+
+Each test process (each pytest-xdist worker too) gets a fresh ``GROOVE_DATA_HOME`` under /tmp, removed
+at the end, so an index at the default location (config/location.py) never lands in the real
+home, and every ``groove`` subprocess a test starts inherits it. The folder name is short on
+purpose: ``<index>.sock`` must fit the Unix socket path limit (about 104 bytes).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +33,20 @@ if TYPE_CHECKING:
     from .fake import FakeEmbedder
     from .roundtrip import RoundTrip
     from .servers import HttpServer, StdioSession
+
+
+_DATA_HOMES: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    short = "/tmp" if os.path.isdir("/tmp") else None
+    _DATA_HOMES.append(tempfile.mkdtemp(prefix="gdata-", dir=short))
+    os.environ["GROOVE_DATA_HOME"] = _DATA_HOMES[-1]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _DATA_HOMES:
+        shutil.rmtree(_DATA_HOMES.pop(), ignore_errors=True)
 
 
 @pytest.fixture
