@@ -36,7 +36,8 @@ SEARCH = ("search", "how do I keep the lockfile in sync", "--format", "json", "-
 
 @pytest.fixture
 def kb(tmp_path: Path) -> IndexedKB:
-    indexed = make_indexed_kb(tmp_path, "npm-docs")
+    # The index sits in the folder the faults are staged in (a tmpfs copy, a read-only bind mount).
+    indexed = make_indexed_kb(tmp_path, "npm-docs", extra_toml='[index]\npath = ".groove.db"\n')
     result = indexed.run("index", "--quiet")
     assert result.exit_code == 0, result.output
     return indexed

@@ -24,6 +24,7 @@ import grooveseek.cli.answers as answers
 import grooveseek.cli.tune as tune_cli
 from grooveseek.eval.grid import condition_search
 from grooveseek.eval.tune import DEFAULT_CONDITION
+from grooveseek.index.guard import db_path_for
 from grooveseek.resident import sock
 from grooveseek.testing.servers import serve_http, serve_stdio
 from grooveseek.types import round_score
@@ -90,7 +91,7 @@ def served_stdio(kb: IndexedKB, tmp_path_factory: pytest.TempPathFactory) -> dic
     out: dict[str, dict[str, Ranked]] = {"resident": {}, "mcp-stdio": {}}
     log = tmp_path_factory.mktemp("one-answer-log") / "serve.log"
     with serve_stdio(kb.config, log, "--no-watch") as session, pytest.MonkeyPatch.context() as m:
-        assert sock.socket_path(kb.root / ".groove.db").exists()
+        assert sock.socket_path(db_path_for(kb.kb.resolve())).exists()
 
         def refuse(*_: object, **__: object) -> str:
             raise AssertionError("ran in-process although a resident server was up")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from grooveseek.index.guard import db_path_for
 from grooveseek.store.sidecar import HEADER_SIZE, sidecar_path
 from tests.conftest import IndexedKB, make_indexed_kb
 from tests.integration.served_kit import Served, in_process, resident_only
@@ -39,7 +40,7 @@ def kbs(tmp_path_factory: pytest.TempPathFactory) -> tuple[IndexedKB, IndexedKB]
 
 
 def _db(kb: IndexedKB) -> Path:
-    return kb.kb.parent / ".groove.db"
+    return db_path_for(kb.kb.resolve())
 
 
 @pytest.fixture

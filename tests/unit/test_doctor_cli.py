@@ -14,6 +14,7 @@ from groove_fastembed.embedder import FastEmbedEmbedder
 from groove_md.parser import MarkdownParser
 
 from grooveseek.cli import cli
+from grooveseek.index.guard import db_path_for
 from grooveseek.store.store import DocumentRecord, Store
 from grooveseek.types import Chunk
 
@@ -47,7 +48,9 @@ def kb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "kb").mkdir()
     (tmp_path / "kb" / "a.md").write_text("# A\n\nalpha text\n", encoding="utf-8")
     (tmp_path / "groove.toml").write_text('kb_path = "kb"\nmodel = "minilm-l6-int8"\n', encoding="utf-8")
-    store = Store.open(tmp_path / ".groove.db")
+    db = db_path_for((tmp_path / "kb").resolve())  # the folder's own index (docs/index-location.md)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    store = Store.open(db)
     try:
         store.ensure_vec_table(4)
         chunk = Chunk(chunk_index=0, heading="A", level=1, content="alpha text", token_count=2)
@@ -79,7 +82,7 @@ def test_a_schema_that_does_not_load_exits_2_naming_it(kb: Path) -> None:
 
 
 def test_a_document_without_a_recorded_size_is_a_finding_with_its_remedy(kb: Path) -> None:
-    store = Store.open(kb / ".groove.db", create=False)
+    store = Store.open(db_path_for((kb / "kb").resolve()), create=False)
     try:
         store.conn.execute("update documents set size_bytes = -1")  # a size the index cannot vouch for
     finally:

@@ -15,7 +15,7 @@ from grooveseek.cli.options import BOOL, dump_json
 from grooveseek.errors import ModelError
 from grooveseek.eval.golden import GoldenExpected
 from grooveseek.eval.metrics import METRIC_VERSION, first_match_ranks, ndcg_at_k, recall_at_k, reciprocal_rank
-from grooveseek.index.guard import check_model
+from grooveseek.index.guard import check_model, db_path_for
 from grooveseek.interfaces import Reranker
 from grooveseek.search.request import SearchRequest
 from grooveseek.store.store import Store
@@ -120,7 +120,7 @@ def test_reranking_needs_no_reindex(tmp_path: Path) -> None:
         built.rebuild()
     finally:
         built.close()
-    db = kb.parent / ".groove.db"
+    db = db_path_for(kb)
     before = _digest(db)
     served = make_service(kb, rerankers={"reverse": ReverseReranker()})
     try:
