@@ -74,8 +74,13 @@ def _named(line: str) -> set[str]:
         assert arg.startswith("."), (
             f"`pip install {line}`: {arg} is not a path in this checkout (not on PyPI)"
         )
-        folder = (ROOT / arg).resolve()
+        path, _, extra = arg.partition("[")  # ./plugins/x[extra]: the package at ./plugins/x
+        folder = (ROOT / path).resolve()
         assert folder in by_folder, f"`pip install {line}`: {arg} holds no package of this workspace"
+        if extra:
+            project = tomllib.loads((folder / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+            declared = project.get("optional-dependencies", {})
+            assert extra.rstrip("]") in declared, f"`pip install {line}`: {path} declares no extra [{extra}"
         names.add(by_folder[folder])
     return names
 
