@@ -93,3 +93,17 @@ def test_an_interrupt_says_what_was_kept() -> None:
         "Interrupted: the rebuild stopped after 1 of 3 files; the index is as it was before it "
         "(run groove index --force again)"
     )
+
+
+def test_the_rate_counts_from_the_end_of_the_first_batchs_burst() -> None:
+    clock = Clock()
+    reporter, _ = _reporter(clock)
+    run = RunLines(reporter)
+    reporter.indexing({"a.md", "b.md", "c.md"})
+    run.indexed("a.md", 6)
+    clock.now += 0.01
+    run.indexed("b.md", 58)  # the same batch, written right after the first file
+    assert reporter.status.rate() is None
+    clock.now += 4.0
+    run.indexed("c.md", 64)  # the next batch, 4 s later
+    assert reporter.status.rate() == 16.0

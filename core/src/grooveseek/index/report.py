@@ -24,6 +24,8 @@ __all__ = ["LINE_INTERVAL_S", "Reporter", "RunLines", "RunProgress"]
 
 # Seconds between two ``Progress:`` lines when stderr is not a terminal.
 LINE_INTERVAL_S = 5.0
+# Writes closer together than this after the first are one batch's burst (see ``RunProgress.wrote``).
+BURST_S = 0.5
 
 
 def _duration(seconds: float) -> str:
@@ -40,7 +42,8 @@ class RunProgress:
     ``files`` counts the files this run must read (phase ``reading``), then those it must index; a
     file counts once written, refreshed or skipped. The chunk total is exact once every such file
     is parsed; before that it is estimated from the chunks per file parsed so far (shown ``~``).
-    The rate is measured from the first write, so the model load does not count against it.
+    The rate is measured from the end of the first batch's writes, so the model load and that
+    batch do not count against it.
     """
 
     clock: Callable[[], float] = time.monotonic
@@ -61,12 +64,19 @@ class RunProgress:
             return self.chunks_parsed, self.phase != "reading" and left <= 0
         return self.chunks_parsed + round(left * self.chunks_parsed / self.parsed), False
 
+    def wrote(self) -> None:
+        """A file's chunks were written: the first batch's files, written in one burst after its
+        embedding, all move the anchor; the rate counts from the end of that burst."""
+        now = self.clock()
+        if self.first_write is None or now - self.first_write[0] < BURST_S:
+            self.first_write = (now, self.chunks_done)
+
     def rate(self) -> float | None:
         if self.first_write is None:
             return None
         since, base = self.first_write
         elapsed = self.clock() - since
-        return (self.chunks_done - base) / elapsed if elapsed > 0 and self.chunks_done > base else None
+        return (self.chunks_done - base) / elapsed if elapsed >= 1.0 and self.chunks_done > base else None
 
     def detail(self) -> str:
         """``files 27/179 (15%), chunks 512/~3570, 41.2 chunks/s, ETA 1m14s``."""
@@ -182,8 +192,8 @@ class Reporter:
         status.files_done += 1
         status.written += int(written)
         status.chunks_done += chunks
-        if status.first_write is None and chunks:
-            status.first_write = (status.clock(), status.chunks_done)
+        if chunks:
+            status.wrote()
         self._tick()
 
     def _start(self) -> None:
