@@ -127,7 +127,7 @@ def _run_until(argv: list[str], started: re.Pattern[str]) -> tuple[int, list[str
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     lines = []
-    for line in proc.stderr:
+    while line := proc.stderr.readline():  # readline, not iteration: read() then repeats no line
         lines.append(line.rstrip("\n"))
         if started.search(line):
             proc.send_signal(signal.SIGINT)

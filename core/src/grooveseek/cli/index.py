@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import click
+from rich.console import Console
 
 from ..app import build_app
 from ..console import err_console
@@ -63,7 +65,11 @@ def index_command(
     try:
         summary = _run(app.db, index_into, force=force)
     except KeyboardInterrupt:  # say what was kept; no traceback (issue 26)
-        reporter.warn(reporter.interrupted(rebuilt_aside=rebuilt_aside))
+        # A console of its own: the shared one may still hold the line the interrupt cut short
+        # (rich clears its buffer after the write), which it would print a second time.
+        Console(file=sys.stderr, markup=False, highlight=False, soft_wrap=True).print(
+            reporter.interrupted(rebuilt_aside=rebuilt_aside)
+        )
         ctx.exit(130)
     if summary.error:
         raise click.ClickException(summary.error)

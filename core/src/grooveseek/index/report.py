@@ -43,7 +43,7 @@ class RunProgress:
     file counts once written, refreshed or skipped. The chunk total is exact once every such file
     is parsed; before that it is estimated from the chunks per file parsed so far (shown ``~``).
     The rate is measured from the end of the first batch's writes, so the model load and that
-    batch do not count against it.
+    batch do not count against it; the final line gives the run's average.
     """
 
     clock: Callable[[], float] = time.monotonic
@@ -56,6 +56,7 @@ class RunProgress:
     chunks_parsed: int = 0
     chunks_done: int = 0
     first_write: tuple[float, int] | None = None  # (when, chunks done then)
+    started: float = 0.0  # when the indexing phase began
 
     def chunks_total(self) -> tuple[int, bool]:
         """(the chunk total, whether it is exact)."""
@@ -72,10 +73,14 @@ class RunProgress:
             self.first_write = (now, self.chunks_done)
 
     def rate(self) -> float | None:
+        now = self.clock()
+        if self.phase == "done":  # the run's own average, model load included
+            elapsed = now - self.started
+            return self.chunks_done / elapsed if elapsed > 0 and self.chunks_done else None
         if self.first_write is None:
             return None
         since, base = self.first_write
-        elapsed = self.clock() - since
+        elapsed = now - since
         return (self.chunks_done - base) / elapsed if elapsed >= 1.0 and self.chunks_done > base else None
 
     def detail(self) -> str:
@@ -169,7 +174,7 @@ class Reporter:
     def indexing(self, todo: set[str]) -> None:
         """The run indexes the files ``todo`` (new, changed, or of a parser that changed)."""
         status = self.status
-        status.phase, status.todo = "parsing", frozenset(todo)
+        status.phase, status.todo, status.started = "parsing", frozenset(todo), status.clock()
         status.files_total, status.files_done = len(todo), 0
         self._start()
         self._tick(force=True)
