@@ -85,6 +85,9 @@ def test_an_interrupt_says_what_was_kept() -> None:
         "Interrupted: no file was written; the next run starts again"
     )
     reporter.indexing({"a.md", "b.md", "c.md"})
+    assert reporter.interrupted(rebuilt_aside=False) == (
+        "Interrupted: no file was written; the next run starts again"
+    )
     RunLines(reporter).indexed("a.md", 2)
     assert reporter.interrupted(rebuilt_aside=False) == (
         "Interrupted: 1 of 3 files written; the next run continues from there"

@@ -253,7 +253,7 @@ class Reporter:
                 f"Interrupted: the rebuild stopped after {status.written} of {status.files_total} "
                 "files; the index is as it was before it (run groove index --force again)"
             )
-        if status.phase in {"starting", "reading"} or not status.todo:
+        if status.phase in {"starting", "reading"} or not status.written:
             return "Interrupted: no file was written; the next run starts again"
         return (
             f"Interrupted: {status.written} of {status.files_total} files written; "
