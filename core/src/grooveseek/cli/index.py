@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
 import click
+from rich.console import Console
 
 from ..app import build_app
+from ..console import err_console
 from ..fieldschema import load_kb_schema
 from ..index.forced import run_forced
 from ..index.guard import discard_if_still_empty, open_for_index
@@ -12,6 +18,7 @@ from ..index.indexer import Indexer, IndexOptions
 from ..index.report import Reporter
 from ..store.db import write_failure
 from ..store.interface import IndexStore
+from ..store.store import index_exists
 from ..types import IndexSummary
 from .options import config_option, effective_config_path, index_path_of, kb_option, model_option
 
@@ -23,7 +30,10 @@ from .options import config_option, effective_config_path, index_path_of, kb_opt
 @click.option("--force", is_flag=True, help="Rebuild from scratch (required to change the model).")
 @click.option("--quiet", is_flag=True, help="Print nothing but warnings, Skipping lines and errors.")
 @click.option(
-    "--progress", is_flag=True, help="Show a progress bar (or Progress: lines when not a terminal)."
+    "--progress",
+    is_flag=True,
+    help="Show progress: a live display on a terminal (the default there), "
+    "else a Progress: line every few seconds.",
 )
 @click.pass_context
 def index_command(
@@ -42,7 +52,10 @@ def index_command(
         effective_config_path(ctx, config_path), kb_path, model=model, index_path=index_path_of(ctx)
     )
     load_kb_schema(app.kb)  # R1.6 / R4.15 step 1: a broken schema must not leave a database behind
-    reporter = Reporter(quiet=quiet, progress=progress, stages=not quiet)
+    # On a terminal the live display is the default and replaces the per-file lines (docs/cli.md).
+    live = progress or (not quiet and err_console().is_terminal)
+    reporter = Reporter(quiet=quiet, progress=live, stages=not quiet)
+    rebuilt_aside = force and index_exists(app.db)  # a forced run over an index installs on success
 
     def index_into(store: IndexStore) -> IndexSummary:
         return Indexer(app.kb, store, app.config, app.registry, app.embedder, reporter, app.model_choice).run(
@@ -50,19 +63,30 @@ def index_command(
         )
 
     try:
-        with discard_if_still_empty(app.db):  # a first run that fails leaves no empty index behind
+        summary = _run(app.db, index_into, force=force)
+    except KeyboardInterrupt:  # say what was kept; no traceback (issue 26)
+        # A console of its own: the shared one may still hold the line the interrupt cut short
+        # (rich clears its buffer after the write), which it would print a second time.
+        Console(file=sys.stderr, markup=False, highlight=False, soft_wrap=True).print(
+            reporter.interrupted(rebuilt_aside=rebuilt_aside)
+        )
+        ctx.exit(130)
+    if summary.error:
+        raise click.ClickException(summary.error)
+
+
+def _run(db: Path, index_into: Callable[[IndexStore], IndexSummary], *, force: bool) -> IndexSummary:
+    try:
+        with discard_if_still_empty(db):  # a first run that fails leaves no empty index behind
             if force:
-                summary = run_forced(app.db, index_into)  # the live index changes only on success
-            else:
-                store = open_for_index(app.db, force=False)
-                try:
-                    summary = index_into(store)
-                finally:
-                    store.close()
+                return run_forced(db, index_into)  # the live index changes only on success
+            store = open_for_index(db, force=False)
+            try:
+                return index_into(store)
+            finally:
+                store.close()
     except Exception as exc:  # the index file itself failed (disk full, ...): one line, no traceback
-        failure = write_failure(app.db, exc)
+        failure = write_failure(db, exc)
         if failure is None:
             raise
         raise failure from None
-    if summary.error:
-        raise click.ClickException(summary.error)

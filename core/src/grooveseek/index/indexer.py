@@ -113,14 +113,14 @@ class Indexer:
             record_model(self.store, self.embedder, self.stages.context_mode())
         record_folder(self.store, self.kb)  # also migrates an index that recorded no folder
         self.store.repair_fts()
-        stages, guard, writer = self.stages, self.parts.guard, self.parts.writer
+        stages = self.stages
         walk = stages.walk()
         # Paths this run can speak for: collected ones, and not those under a directory that could
         # not be listed (a permission blip must not delete or move its rows; "its files are not
         # indexed this run" is what the warning promised).
         collected = {item.rel for item in walk.files}
         unseen = _Unseen(collected, walk.unreadable_dirs)
-        hashes = stages.hash_files(walk.files, guard)
+        hashes = self._hash(walk.files)
         stored = self.store.documents()
         if not options.force:
             # R4.21: vanished means not collected. A collected file whose read was refused (over a
@@ -130,22 +130,19 @@ class Indexer:
         stored = self.store.documents()  # renamed rows now carry their new paths (R4.22)
         stale_parsers = set() if options.force else self._stale_parsers(stored, hashes)
         rewrite = set() if options.force else self._fields_to_rewrite(stored, hashes, stale_parsers)
-        self.reporter.start(len(walk.files))
-        with writer.parallel(worker_count(self.config.index.embed_workers)):
-            for done, item in enumerate(walk.files, start=1):
-                with guard.file(item.rel):
-                    if item.rel in hashes:
-                        row = stored.get(item.rel)
-                        if (
-                            row is None
-                            or row.content_hash != hashes[item.rel]
-                            or row.parser_id in stale_parsers
-                        ):
-                            self._index_file(item, row)
-                    if item.rel in rewrite and not stages.refresh_fields(item, stored[item.rel]):
-                        self._index_file(item, stored[item.rel])  # changed since it was hashed
-                self.reporter.advance(done, len(walk.files))
-            writer.flush()
+        todo = {
+            rel
+            for rel, digest in hashes.items()
+            if (row := stored.get(rel)) is None
+            or row.content_hash != digest
+            or row.parser_id in stale_parsers
+        }
+        self.reporter.indexing(todo)
+        try:
+            self._index_all(walk.files, todo, rewrite, stored)
+        except KeyboardInterrupt:
+            self._count_kept(todo, hashes, stored)
+            raise
         self.reporter.finish()
         stages.sweep(unseen)
         self._record_bookkeeping(stale_parsers)
@@ -157,6 +154,8 @@ class Indexer:
             "embedding_dim": str(self.embedder.dimension),
             "context_mode": self.stages.context_mode(),
             "code_chunk_budget": str(self.config.parsers.code.max_chunk_chars),
+            # An empty index: every row this run writes follows today's parser policies.
+            **{f"parser_policy:{pid}": p.policy_version for pid, p in self.registry.parsers.items()},
         }
 
     def _settle_context_mode(self) -> None:
@@ -196,12 +195,19 @@ class Indexer:
         """Parsers whose policy_version changed since the last completed run (R4.38)."""
         stale = set()
         present = {row.parser_id for row in stored.values()}
+        unused: dict[str, str | None] = {}
         for pid, parser in self.registry.parsers.items():
             recorded = self.store.meta(f"parser_policy:{pid}")
-            if (recorded is None and pid in present) or (
-                recorded is not None and recorded != parser.policy_version
-            ):
+            if pid not in present:
+                if recorded != parser.policy_version:
+                    unused[f"parser_policy:{pid}"] = parser.policy_version
+            elif recorded is None or recorded != parser.policy_version:
                 stale.add(pid)
+        # A parser with no rows yet has nothing to re-read: its version is recorded now, before this
+        # run writes its first row, so a run interrupted after that row is not taken next time for
+        # one whose parser changed (issue 26). Stale parsers keep their record until R4.15 step 13.
+        if unused:
+            self.store.set_meta(unused)
         count = sum(
             1 for p, row in stored.items() if row.parser_id in stale and hashes.get(p) == row.content_hash
         )
@@ -232,11 +238,56 @@ class Indexer:
             )
         return paths
 
+    def _index_all(
+        self, files: Sequence[Collected], todo: set[str], rewrite: set[str], stored: dict[str, StoredDoc]
+    ) -> None:
+        """Parse, embed and write every file of ``todo``; refresh the fields of ``rewrite``."""
+        stages, guard, writer = self.stages, self.parts.guard, self.parts.writer
+        with writer.parallel(worker_count(self.config.index.embed_workers)):
+            for item in files:
+                with guard.file(item.rel):
+                    if item.rel in todo:
+                        self._index_file(item, stored.get(item.rel))
+                    if item.rel in rewrite and not stages.refresh_fields(item, stored[item.rel]):
+                        self._index_file(item, stored[item.rel])  # changed since it was hashed
+            self.reporter.phase("embedding/writing")
+            writer.flush()
+
+    def _count_kept(self, todo: set[str], hashes: dict[str, str], before: dict[str, StoredDoc]) -> None:
+        """After an interrupt: the new or changed files the index now holds, for "what was kept".
+
+        The signal can land between a file's commit and its line, so the index is asked.
+        """
+        try:
+            now = self.store.documents()
+        except Exception:  # noqa: BLE001 - the reporter's own count stands
+            return
+        kept = sum(
+            1
+            for rel in todo
+            if (row := now.get(rel)) is not None
+            and row.content_hash == hashes[rel]
+            and (rel not in before or before[rel].content_hash != hashes[rel])
+        )
+        self.reporter.status.written = max(self.reporter.status.written, kept)
+
     def _index_file(self, item: Collected, row: StoredDoc | None) -> None:
         """Prepare one new or changed file and queue it for embedding and writing."""
+        self.reporter.phase("parsing")
         prepared = self.stages.prepare(item, row)
+        self.reporter.parsed(0 if prepared is None else len(prepared.chunks))
         if prepared is not None:
+            self.reporter.phase("embedding/writing")
             self.parts.writer.add(prepared)
+
+    def _hash(self, files: Sequence[Collected]) -> dict[str, str]:
+        """Read and hash every collected file, one at a time so the progress display follows."""
+        self.reporter.reading(len(files))
+        hashes: dict[str, str] = {}
+        for item in files:
+            hashes.update(self.stages.hash_files([item], self.parts.guard))
+            self.reporter.read_one()
+        return hashes
 
     # -- end of run ----------------------------------------------------------------------------
     def _record_bookkeeping(self, stale: set[str]) -> None:

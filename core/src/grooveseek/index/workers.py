@@ -59,6 +59,9 @@ def worker_count(configured: int | None) -> int:
     return configured if configured is not None else min(usable_cores(), AUTO_MAX_WORKERS)
 
 
+HOLD_SIGNALS = hasattr(signal, "pthread_sigmask")  # not on Windows
+
+
 class WorkerSetupFailed(Exception):
     """A worker's embedder could not be built or loaded; carries the reason."""
 
@@ -163,14 +166,22 @@ class _Pool:
         self.batch = 0
         self.sizes: dict[int, int] = {}  # pieces of each batch not yet collected
         self.answers: dict[int, dict[int, tuple[Any, BaseException | None]]] = {}
-        for i in range(count):
-            reader, writer = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_work, args=(factory, self.jobs, writer), name=f"groove-embed-{i}")
-            proc.daemon = True
-            proc.start()
-            writer.close()
-            self.procs.append(proc)
-            self.readers.append(reader)
+        # Ctrl-C is held while the workers start: one landing mid-launch left a child reading half
+        # its start-up data (an EOFError traceback), and a child still starting would print a
+        # KeyboardInterrupt of its own. The children keep it held; they ignore it anyway.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if HOLD_SIGNALS else None
+        try:
+            for i in range(count):
+                reader, writer = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_work, args=(factory, self.jobs, writer), name=f"groove-embed-{i}")
+                proc.daemon = True
+                proc.start()
+                writer.close()
+                self.procs.append(proc)
+                self.readers.append(reader)
+        finally:
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held Ctrl-C is raised here
 
     def wait_ready(self, block: bool) -> bool:
         """True once a worker has loaded its model; waits for one when ``block``."""
