@@ -10,40 +10,13 @@ import numpy as np
 import pytest
 
 from grooveseek.errors import StoreError
-from grooveseek.store.store import AWAITING_REPARSE, DocumentRecord
+from grooveseek.store.store import AWAITING_REPARSE
 from grooveseek.types import Chunk, SearchFilters
+from tests.unit.store_kit import chunks as _chunks
+from tests.unit.store_kit import record as _rec
+from tests.unit.store_kit import unit_vectors as _vecs
 
 W = (2.0, 1.0, 1.0)
-
-
-def _rec(path: str, digest: str = "h", **kw) -> DocumentRecord:
-    base = dict(
-        parser_id="md",
-        title=None,
-        title_from_filename=False,
-        topic=None,
-        topic_from_frontmatter=False,
-        category=path.split("/")[0] if "/" in path else None,
-        depth=None,
-        tags=(),
-        date=None,
-        content_hash=digest,
-        size_bytes=10,
-    )
-    base.update(kw)
-    return DocumentRecord(path=path, **base)
-
-
-def _chunks(*texts: str) -> list[Chunk]:
-    return [
-        Chunk(chunk_index=i, heading=f"h{i}", level=2, content=t, token_count=len(t) // 4)
-        for i, t in enumerate(texts)
-    ]
-
-
-def _vecs(n: int, dim: int = 4, seed: int = 0) -> np.ndarray:
-    v = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
 @pytest.fixture
