@@ -25,8 +25,13 @@ releases the lock, so a failed request never wedges the service.
 
 The parts live in ``grooveseek/serving/``, one concern each: the gate (``gate.py``), the background
 model load (``loader.py``), the gated model wrappers (``shared.py``), the read-connection pool
-(``readpool.py``) and the service's errors (``errors.py``). This module composes them and owns the
-write lock, single-flight rebuilds and the watcher.
+(``readpool.py``), the watcher's writer lease (``lease.py``) and the service's errors (``errors.py``).
+This module composes them and owns the write lock, single-flight rebuilds and the watcher.
+
+Issue 23: when several servers share one index (PostgreSQL), the store's ``Coordination``
+(``store/coordination.py``) extends the write lock and the single flight across them, runs the
+watcher on one server only, and carries change notices to all (``changes``). On the SQLite file it
+is local and changes nothing.
 """
 
 from __future__ import annotations
@@ -50,9 +55,11 @@ from .search.queryvectors import CachedQueries, ModelQueries, QueryVectors
 from .search.request import SearchRequest
 from .serving.errors import RebuildRunning, ServiceClosed
 from .serving.gate import FairGate, cpu_count
+from .serving.lease import WatcherLease
 from .serving.loader import ModelLoader
 from .serving.readpool import MAX_IDLE_READERS, READER_MMAP_BYTES, ReadPool
 from .serving.shared import GatedReranker, SharedEmbedder
+from .store.coordination import ChangeFeed, coordination_for, rebuild_claim
 from .store.interface import IndexStore
 from .types import IndexSummary, SearchResponse
 from .walker import WalkPolicy
@@ -92,7 +99,14 @@ class KBService:
         self._state_lock = threading.Lock()
         self._rebuild_started: float | None = None
         self._watcher: Watcher | None = None
+        self._lease: WatcherLease | None = None
         self._closed = False
+        # Issue 23: the servers of a shared index agree on one writer and hear of each other's
+        # writes; ``changes.version`` moves on every notice, so a value cached about the index's
+        # state is stale once it moved.
+        self.coordination = coordination_for(app.db)
+        self.changes = ChangeFeed()
+        self.coordination.listen(self.changes.bump)
 
     # -- models --------------------------------------------------------------------------------
     def load_models_in_background(self, on_error: Callable[[BaseException], None]) -> ModelLoader:
@@ -157,7 +171,7 @@ class KBService:
     def writer(self) -> Iterator[IndexStore]:
         """The write connection under the write lock; closed (any transaction rolled back) on exit."""
         self._check_open()
-        with self._write_lock:
+        with self._write_lock, self.coordination.write_section():
             store = open_for_index(self.app.db, force=False)
             try:
                 yield store
@@ -186,26 +200,55 @@ class KBService:
             return indexer.run(IndexOptions(force=force))
 
         try:
-            if force:  # built aside and installed in one step: searches never see a half-built index
-                with self._write_lock:
-                    self._check_open()
-                    return run_forced(self.app.db, index_into)
-            with self.writer() as store:
-                return index_into(store)
+            with rebuild_claim(self.coordination) as busy:  # single flight across servers too
+                if busy is not None:
+                    raise RebuildRunning(busy.started_seconds_ago)
+                try:
+                    if force:  # built aside and installed in one step: searches never see a half-built index
+                        with self._write_lock, self.coordination.write_section():
+                            self._check_open()
+                            return run_forced(self.app.db, index_into)
+                    with self.writer() as store:
+                        return index_into(store)
+                finally:
+                    self.coordination.notify_changed()
         finally:
             with self._state_lock:
                 self._rebuild_started = None
 
     def apply_changes(self, changes: PathChanges, policy: WalkPolicy) -> BatchOutcome:
         """One watcher batch, under the same write lock as ``rebuild`` (R9.6)."""
-        with self.writer() as store:
-            reporter = Reporter(sink=self._log)
-            batch = BatchIndexer(
-                self.app.kb, store, self.app.config, self.app.registry, self.embedder, reporter
-            )
-            return batch.apply(changes, policy)
+        try:
+            with self.writer() as store:
+                reporter = Reporter(sink=self._log)
+                batch = BatchIndexer(
+                    self.app.kb, store, self.app.config, self.app.registry, self.embedder, reporter
+                )
+                return batch.apply(changes, policy)
+        finally:
+            self.coordination.notify_changed()
 
     # -- the watcher ---------------------------------------------------------------------------
+    def watch_as_writer(self, **tuning: Any) -> WatcherLease:
+        """Run the watcher while this server holds the writer lease (issue 23, ``serving/lease.py``):
+        at once on a file index; on a shared one, on exactly one server at a time. Idempotent."""
+
+        def start(rescan: bool) -> None:
+            self.start_watcher(rescan_first=rescan, **tuning)
+
+        with self._state_lock:
+            self._check_open()
+            lease, fresh = self._lease, self._lease is None
+            if lease is None:
+                lease = self._lease = WatcherLease(self.coordination, start, self.stop_watcher, log=self._log)
+        if fresh:
+            lease.begin()
+        return lease
+
+    @property
+    def lease(self) -> WatcherLease | None:
+        return self._lease
+
     def start_watcher(
         self, *, debounce_ms: int | None = None, poll: bool | None = None, **tuning: Any
     ) -> Watcher:
@@ -245,9 +288,14 @@ class KBService:
 
     def close(self) -> None:
         """Stop the watcher and close idle connections; calls in flight finish, new ones are refused."""
+        with self._state_lock:
+            lease, self._lease = self._lease, None
+        if lease is not None:
+            lease.close()  # releases the writer lease: another server takes over
         self.stop_watcher()
         self._closed = True
         self.pool.close()
+        self.coordination.close()
 
 
 __all__ = [

@@ -14,6 +14,7 @@ from .errors import StoreError
 from .globs import matcher_for
 from .interfaces import FloatArray
 from .store.backend import StoreBackend, StoreTarget, redact_url, scrub
+from .store.coordination import Coordination, RebuildBusy
 from .store.graph import SNIPPET_CHARS, GraphNodeRow
 from .store.interface import IndexStore
 from .store.records import AWAITING_REPARSE, DocumentRecord, HitRow, StoredDoc
@@ -28,11 +29,13 @@ __all__ = [
     "PRODUCER",
     "SNIPPET_CHARS",
     "Chunk",
+    "Coordination",
     "DocumentRecord",
     "FloatArray",
     "GraphNodeRow",
     "HitRow",
     "IndexStore",
+    "RebuildBusy",
     "SearchFilters",
     "ServingRow",
     "SiblingRow",

@@ -94,12 +94,14 @@ def _report_load_failure(exc: BaseException) -> None:
 
 
 def _start_watcher(service: KBService, app: App, no_watch: bool) -> None:
-    """Start the file watcher when enabled (the watcher lives in the service)."""
+    """Start the file watcher when enabled (the watcher lives in the service). On an index several
+    servers share, it runs on the one that holds the writer lease (issue 23): the others say so and
+    take over when that one stops."""
     if no_watch or not app.config.watch.enabled:
         return
-    service.start_watcher()
-    ids = ", ".join(sorted(app.registry.parsers))
-    echo_err(f"watcher started ({app.config.watch.debounce_ms}ms debounce, [{ids}])")
+    if service.watch_as_writer().holding:
+        ids = ", ".join(sorted(app.registry.parsers))
+        echo_err(f"watcher started ({app.config.watch.debounce_ms}ms debounce, [{ids}])")
 
 
 @click.command("serve")

@@ -146,6 +146,7 @@ class Watcher:
         tick_ms: int = TICK_MS,
         backoff: tuple[float, float] = BACKOFF,
         capacity: int = QUEUE_CAPACITY,
+        rescan_first: bool = False,
     ) -> None:
         self.kb = kb
         self.root = Path(os.path.realpath(kb))  # macOS reports events under the real path
@@ -162,6 +163,9 @@ class Watcher:
         self._progress = threading.Condition()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        # Issue 23: a server that takes the writer lease over checks the whole KB once it watches,
+        # for changes made while no watcher ran.
+        self._rescan_first = rescan_first
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -259,13 +263,15 @@ class Watcher:
         first, ceiling = self._backoff
         delay = first
         recovering = False  # True once a watch was lost: the next one starts with a rescan
+        catch_up = self._rescan_first
         while not self._stop.is_set():
             identity = _dir_identity(self.root)
             reason = "the folder is missing or is not a directory"
             if identity is not None:
                 try:
-                    if self._watch(identity, rescan=recovering):
+                    if self._watch(identity, rescan=recovering, catch_up=catch_up):
                         delay = first  # it ran; a later loss starts the back-off afresh
+                        catch_up = False
                     recovering = True
                     continue  # stopped, or the folder went away or was replaced: look again
                 except Exception as exc:  # noqa: BLE001 - could not watch; logged, retried
@@ -285,7 +291,7 @@ class Watcher:
                 return
             delay = min(delay * 2, ceiling)
 
-    def _watch(self, identity: tuple[int, int], *, rescan: bool) -> bool:
+    def _watch(self, identity: tuple[int, int], *, rescan: bool, catch_up: bool = False) -> bool:
         """Watch until stopped or until the folder at ``root`` is no longer the one we started on.
 
         Returns whether the watch got going (watchfiles yielded at least once).
@@ -313,13 +319,16 @@ class Watcher:
                 return ready
             if not ready:
                 ready = True
-                self._on_ready(rescan)
+                self._on_ready(rescan, catch_up)
             batch = self._to_changes(raw)
             if batch is not None:
                 self.offer(batch)
         return ready
 
-    def _on_ready(self, rescan: bool) -> None:
+    def _on_ready(self, rescan: bool, catch_up: bool = False) -> None:
+        if catch_up and not rescan:
+            self._log(f"watcher: checking {self.kb} for changes made while no server watched it")
+            self.offer(PathChanges(rescan=True))
         if rescan:
             self._log(f"watcher: {self.kb} is back; watching again and checking it for changes")
             self.offer(PathChanges(rescan=True))

@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import attrs
 
+from .coordination import Coordination, LocalCoordination
 from .interface import IndexStore
 
 __all__ = ["StoreBackend", "StoreTarget", "bind", "bound", "redact_url", "url_scheme"]
@@ -92,6 +93,12 @@ class StoreBackend(abc.ABC):
     def describe(self, target: StoreTarget) -> list[tuple[str, str]]:
         """Lines for ``groove status``: (label, value) pairs naming the engine, host, database and
         knowledge base, never a credential."""
+
+    def coordination(self, target: StoreTarget) -> Coordination:
+        """How the servers of this index agree on one writer and hear of changes (issue 23;
+        ``store/coordination.py``). The default is the file's: this process is the only server.
+        A backend several servers share returns its own, one per target and process."""
+        return LocalCoordination()
 
 
 _BOUND: dict[str, tuple[StoreBackend, StoreTarget]] = {}

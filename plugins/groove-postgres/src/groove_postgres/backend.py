@@ -18,8 +18,17 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
-from grooveseek.storekit import IndexStore, StoreBackend, StoreError, StoreTarget, redact_url, scrub
+from grooveseek.storekit import (
+    Coordination,
+    IndexStore,
+    StoreBackend,
+    StoreError,
+    StoreTarget,
+    redact_url,
+    scrub,
+)
 
+from .coordination import CHANNEL, PgCoordination, writer_holder
 from .schema import EXTENSIONS_MESSAGE, ensure_schema
 from .store import PostgresStore
 
@@ -211,6 +220,7 @@ class PostgresBackend(StoreBackend):
             result = build(store)
             with conn.transaction():
                 conn.execute("update groove_kbs set current_gen = %s where id = %s", (new, kb_id))
+                conn.execute("select pg_notify(%s, %s)", (CHANNEL, str(kb_id)))  # sent on commit
             switched = True
         finally:
             store.close()
@@ -234,11 +244,34 @@ class PostgresBackend(StoreBackend):
         host = parts.hostname or "localhost (socket)"
         port = parts.port or 5432
         database = parts.path.lstrip("/") or parts.username or "(default)"
+
+        def holder(conn: psycopg.Connection) -> str:
+            found = self._kb_row(conn, target)
+            name = None if found is None else writer_holder(conn, found[0])
+            return "no server runs it" if name is None else name
+
         return [
             ("Backend", "PostgreSQL"),
             ("Database", f"{database} on {host}:{port}"),
             ("Knowledge base", str(target.kb)),
+            ("Watcher", self._with_conn(target, holder)),
         ]
+
+    def coordination(self, target: StoreTarget) -> Coordination:
+        """The servers of this knowledge base agree through advisory locks and NOTIFY
+        (``coordination.py``); keyed by the knowledge base's row, created here when missing."""
+
+        def kb_id(conn: psycopg.Connection) -> int:
+            with conn.transaction():
+                conn.execute(
+                    "insert into groove_kbs(name) values (%s) on conflict (name) do nothing",
+                    (str(target.kb),),
+                )
+                found = self._kb_row(conn, target)
+            assert found is not None
+            return found[0]
+
+        return PgCoordination(target.url, self._with_conn(target, kb_id))
 
 
 def _shown(url: str) -> str:

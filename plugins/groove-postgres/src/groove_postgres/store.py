@@ -18,6 +18,7 @@ from psycopg import pq
 
 from grooveseek.storekit import AWAITING_REPARSE, IndexStore, StoreError
 
+from .coordination import CHANNEL
 from .core import PgCore
 from .legs import Legs
 from .reads import Reads
@@ -142,6 +143,9 @@ class PostgresStore:
 
     def finish_run(self, meta: dict[str, str | None], awaiting_reparse: Sequence[str]) -> None:
         self._writes.finish_run(meta, awaiting_reparse, AWAITING_REPARSE)
+        # Every server of this knowledge base hears that an index run ended (issue 23), whichever
+        # process ran it (``groove index`` too); a forced run's switch notifies in its own commit.
+        self.conn.execute("select pg_notify(%s, %s)", (CHANNEL, str(self._core.kb_id)))
 
     def repair_fts(self) -> int:
         """Nothing to repair: a chunk's full-text columns and postings are written with its row."""
