@@ -106,9 +106,11 @@ class HttpServer:
 
 
 @contextlib.contextmanager
-def serve_http(config: Path, *extra: str) -> Iterator[HttpServer]:
-    """Run ``groove serve --transport http --port 0 --no-watch <extra>`` until the block ends."""
-    cmd = serve_command(config, "--transport", "http", "--port", "0", "--no-watch", *extra)
+def serve_http(config: Path, *extra: str, watch: bool = False) -> Iterator[HttpServer]:
+    """Run ``groove serve --transport http --port 0 --no-watch <extra>`` until the block ends
+    (``watch``: without ``--no-watch``, so the watcher runs as the config says)."""
+    flags = () if watch else ("--no-watch",)
+    cmd = serve_command(config, "--transport", "http", "--port", "0", *flags, *extra)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stderr is not None
     stderr = line_queue(proc.stderr)
