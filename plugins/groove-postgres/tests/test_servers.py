@@ -18,11 +18,11 @@ import anyio
 import psycopg
 import pytest
 from click.testing import CliRunner
+from groove_postgres.coordination import REBUILD_CLASS
 from mcp import Client
 
 from grooveseek.cli import cli
 from grooveseek.testing.servers import HttpServer, serve_http
-from groove_postgres.coordination import REBUILD_CLASS
 
 pytestmark = pytest.mark.model
 
