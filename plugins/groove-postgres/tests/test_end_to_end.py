@@ -115,6 +115,7 @@ def test_status_names_the_server_and_kb_without_credentials(both, postgres_url):
     assert "Backend: PostgreSQL" in result.stdout
     assert f"Database: postgres on 127.0.0.1:{port}" in result.stdout
     assert f"Knowledge base: {(postgres.parent / 'kb').resolve()}" in result.stdout
+    assert "Watcher: no server runs it" in result.stdout  # issue 23: no server holds the writer lease
     assert "Documents: 6" in result.stdout and "Model: minilm-l6-int8 (384 dim)" in result.stdout
 
 

@@ -129,9 +129,16 @@ class PgCoordination:
 
     def release_writer(self) -> None:
         with self._lock:
-            conn, self._lease, self._holding = self._lease, None, False
-        if conn is not None:
-            conn.close()  # ends the session, and with it the lock (even if the unlock never ran)
+            conn, held = self._lease, self._holding
+            self._lease, self._holding = None, False
+        if conn is None:
+            return
+        if held and self._usable(conn):
+            try:  # at once: a closed session's locks go only when its backend has exited
+                conn.execute("select pg_advisory_unlock(%s, %s)", (LEASE_CLASS, self.kb_id))
+            except psycopg.Error:
+                pass
+        conn.close()  # ends the session, and with it the lock (even if the unlock never ran)
 
     def writer_holder(self) -> str | None:
         conn = self._connect("status")
@@ -173,6 +180,10 @@ class PgCoordination:
     def end_rebuild(self) -> None:
         conn, self._rebuild = self._rebuild, None
         if conn is not None:
+            try:
+                conn.execute("select pg_advisory_unlock(%s, %s)", (REBUILD_CLASS, self.kb_id))
+            except psycopg.Error:
+                pass
             conn.close()
 
     # -- notices ---------------------------------------------------------------------------------------
@@ -216,8 +227,8 @@ class PgCoordination:
             try:
                 conn = self._connect("listen")
                 conn.execute(f"listen {CHANNEL}")
-                self._live.set()
                 self._fire()  # notices sent before this session listened may be missed
+                self._live.set()
                 while not self._closing.is_set():
                     for notice in conn.notifies(timeout=LISTEN_TICK_S):
                         if notice.payload == payload:
