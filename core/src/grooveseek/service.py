@@ -88,12 +88,20 @@ class KBService:
         self.queries = ModelQueries(self.embedder)  # gated query vectors, the model's own languages
         inner_reranker = app.reranker
         self.reranker = None if inner_reranker is None else GatedReranker(inner_reranker, self.gate)
+        # Issue 23: the servers of a shared index agree on one writer and hear of each other's
+        # writes; ``changes.version`` moves on every notice, so a value cached about the index's
+        # state (keyed on the version it was read at) is stale once it moved.
+        self.coordination = coordination_for(app.db)
+        self.changes = ChangeFeed()
+        self.coordination.listen(self.changes.bump)
         self.pool = ReadPool(
             app.db,
             app.kb,
             self.embedder,
             max_idle=max_idle_readers or MAX_IDLE_READERS,
             choice=app.model_choice,
+            changes=self.changes if self.coordination.shared else None,
+            live=self.coordination.listening,
         )
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
@@ -101,12 +109,6 @@ class KBService:
         self._watcher: Watcher | None = None
         self._lease: WatcherLease | None = None
         self._closed = False
-        # Issue 23: the servers of a shared index agree on one writer and hear of each other's
-        # writes; ``changes.version`` moves on every notice, so a value cached about the index's
-        # state is stale once it moved.
-        self.coordination = coordination_for(app.db)
-        self.changes = ChangeFeed()
-        self.coordination.listen(self.changes.bump)
 
     # -- models --------------------------------------------------------------------------------
     def load_models_in_background(self, on_error: Callable[[BaseException], None]) -> ModelLoader:

@@ -17,6 +17,9 @@ import pytest
 from groove_postgres.backend import PostgresBackend
 from groove_postgres.coordination import WRITE_CLASS, PgCoordination
 
+from grooveseek.serving.readpool import ReadPool
+from grooveseek.store.backend import bind
+from grooveseek.store.coordination import ChangeFeed
 from grooveseek.storekit import StoreTarget
 
 DEADLINE = 30.0
@@ -152,3 +155,54 @@ def test_notices_reach_every_listener_of_the_knowledge_base_only(
     finally:
         other.close()
     print(f"\nnotice latency over {len(latencies)}: median {statistics.median(latencies) * 1000:.1f} ms")
+
+
+def _wait_listening(coordination: PgCoordination) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not coordination.listening() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert coordination.listening()
+
+
+def test_a_finished_run_and_a_forced_switch_notify_and_the_pool_reads_the_new_index(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Whoever writes (``groove index`` too) notifies: ``finish_run`` after its commit, the forced
+    switch in its own commit. A read pool that keeps the index's identity between notices reads it
+    again after the next one, and on every checkout while notices are not arriving."""
+    backend = PostgresBackend.shared()
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    target = StoreTarget(postgres_url, kb.resolve(), tmp_path / ".groove.db")
+    backend.open(target).close()  # an empty index
+    listener = _coordination(postgres_url, kb)
+    heard = threading.Semaphore(0)
+    listener.listen(heard.release)
+    feed = ChangeFeed()
+    live = {"now": True}
+    pool = ReadPool(
+        target.db,
+        kb,
+        None,
+        max_idle=1,
+        changes=feed,
+        live=lambda: live["now"],  # type: ignore[arg-type]
+    )
+    bind(target.db, (backend, target))
+    try:
+        _wait_listening(listener)
+        while heard.acquire(blocking=False):
+            pass
+        first = pool.identity()
+        backend.run_forced(target, lambda store: store.finish_run({}, ()))
+        assert heard.acquire(timeout=DEADLINE) and heard.acquire(timeout=DEADLINE)  # run's end, switch
+        assert backend.identity(target) != first
+        assert pool.identity() == first  # kept until this server's feed moves
+        feed.bump()
+        assert pool.identity() == backend.identity(target)
+        live["now"] = False  # notices not arriving: read on every checkout
+        backend.run_forced(target, lambda store: None)
+        assert pool.identity() == backend.identity(target)
+    finally:
+        bind(target.db, None)
+        listener.close()

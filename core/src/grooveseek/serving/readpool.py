@@ -8,11 +8,13 @@ in bench/README.md).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import IndexMissing
 from ..index.guard import ModelChoice, check_model, open_for_search
 from ..interfaces import Embedder
+from ..store.coordination import ChangeFeed
 from ..store.interface import IndexStore
 from ..store.store import index_identity
 from .errors import ServiceClosed
@@ -40,10 +42,22 @@ class ReadPool:
     checkout runs the model guard (three tiny queries) and compares the file's identity with the
     one the connection was opened on, so a file replaced under a running server (``groove index
     --force`` from another process) is never read through a stale handle.
+
+    With ``changes`` (an index several servers share, issue 23) the identity is read once per change
+    notice instead of once per checkout, while ``live()`` says notices are arriving: every commit
+    that replaces the index notifies, so between notices it cannot have changed.
     """
 
     def __init__(
-        self, db: Path, kb: Path, embedder: Embedder, *, max_idle: int, choice: ModelChoice | None = None
+        self,
+        db: Path,
+        kb: Path,
+        embedder: Embedder,
+        *,
+        max_idle: int,
+        choice: ModelChoice | None = None,
+        changes: ChangeFeed | None = None,
+        live: Callable[[], bool] = lambda: False,
     ) -> None:
         self.db = db
         self.kb = kb
@@ -54,13 +68,30 @@ class ReadPool:
         self._idle: list[tuple[IndexStore, tuple[int, int]]] = []
         self._closed = False
         self.opened = 0  # connections opened so far (for tests and the bench)
+        self._changes = changes
+        self._live = live
+        self._known: tuple[int, tuple[int, int]] | None = None  # (notice version, identity)
+
+    def identity(self) -> tuple[int, int]:
+        """The index's identity now (IndexMissing when there is none); see the class docstring."""
+        if self._changes is None or not self._live():
+            return _file_identity(self.db, self.kb)
+        version = self._changes.version  # read first: a notice during the read makes the next call read
+        with self._lock:
+            known = self._known
+        if known is not None and known[0] == version:
+            return known[1]
+        identity = _file_identity(self.db, self.kb)
+        with self._lock:
+            self._known = (version, identity)
+        return identity
 
     def check(self) -> None:
         """Fail fast, before a model call, when there is no index to read."""
-        _file_identity(self.db, self.kb)
+        self.identity()
 
     def acquire(self) -> tuple[IndexStore, tuple[int, int]]:
-        identity = _file_identity(self.db, self.kb)
+        identity = self.identity()
         store = None
         with self._lock:
             if self._closed:
