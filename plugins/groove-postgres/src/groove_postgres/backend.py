@@ -250,11 +250,15 @@ class PostgresBackend(StoreBackend):
             name = None if found is None else writer_holder(conn, found[0])
             return "no server runs it" if name is None else name
 
+        try:
+            watcher = self._with_conn(target, holder)
+        except StoreError:  # the status says what is wrong with the database on its own lines
+            watcher = "unknown (the database cannot be reached)"
         return [
             ("Backend", "PostgreSQL"),
             ("Database", f"{database} on {host}:{port}"),
             ("Knowledge base", str(target.kb)),
-            ("Watcher", self._with_conn(target, holder)),
+            ("Watcher", watcher),
         ]
 
     def coordination(self, target: StoreTarget) -> Coordination:
