@@ -27,6 +27,7 @@ DEADLINE = 30.0
 
 def _coordination(url: str, kb: Path) -> PgCoordination:
     target = StoreTarget(url, kb.resolve(), kb / ".groove.db")
+    PostgresBackend.shared().open(target).close()  # the knowledge base's index (and row)
     made = PostgresBackend.shared().coordination(target)
     assert isinstance(made, PgCoordination)
     return made

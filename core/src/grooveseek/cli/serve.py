@@ -97,11 +97,28 @@ def _start_watcher(service: KBService, app: App, no_watch: bool) -> None:
     """Start the file watcher when enabled (the watcher lives in the service). On an index several
     servers share, it runs on the one that holds the writer lease (issue 23): the others say so and
     take over when that one stops."""
-    if no_watch or not app.config.watch.enabled:
+    if no_watch or not app.config.watch.enabled or not _database_writable(app):
         return
     if service.watch_as_writer().holding:
         ids = ", ".join(sorted(app.registry.parsers))
         echo_err(f"watcher started ({app.config.watch.debounce_ms}ms debounce, [{ids}])")
+
+
+def _database_writable(app: App) -> bool:
+    """A database user without write privileges serves searches without the watcher, and so never
+    takes the writer lease from a server that could write (issue 23). The file's own read-only
+    check is ``read_only_cause``."""
+    if bound(app.db) is None:
+        return True
+    store = open_store(app.db, create=False)
+    try:
+        store.require_writable()
+    except GrooveError as exc:
+        echo_err(f"warning: {exc}; serving searches without the watcher")
+        return False
+    finally:
+        store.close()
+    return True
 
 
 @click.command("serve")

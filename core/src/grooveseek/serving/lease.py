@@ -76,10 +76,16 @@ class WatcherLease:
             self._thread.start()
             if not got:
                 self._log(
-                    f"watcher: {ANOTHER_SERVER} ({self._coordination.writer_holder() or 'unknown'}) runs the "
-                    "watcher and writes; this server answers searches and takes over if that one stops"
+                    f"watcher: {ANOTHER_SERVER} ({self._holder()}) runs the watcher and writes; this server "
+                    "answers searches and takes over if that one stops"
                 )
         return got
+
+    def _holder(self) -> str:
+        try:
+            return self._coordination.writer_holder() or "unknown"
+        except Exception:  # noqa: BLE001 - only a name for a log line
+            return "unknown"
 
     def _try(self, *, first: bool) -> bool:
         try:

@@ -263,19 +263,8 @@ class PostgresBackend(StoreBackend):
 
     def coordination(self, target: StoreTarget) -> Coordination:
         """The servers of this knowledge base agree through advisory locks and NOTIFY
-        (``coordination.py``); keyed by the knowledge base's row, created here when missing."""
-
-        def kb_id(conn: psycopg.Connection) -> int:
-            with conn.transaction():
-                conn.execute(
-                    "insert into groove_kbs(name) values (%s) on conflict (name) do nothing",
-                    (str(target.kb),),
-                )
-                found = self._kb_row(conn, target)
-            assert found is not None
-            return found[0]
-
-        return PgCoordination(target.url, self._with_conn(target, kb_id))
+        (``coordination.py``), keyed by the knowledge base's row (read when first needed)."""
+        return PgCoordination(target.url, str(target.kb))
 
 
 def _shown(url: str) -> str:

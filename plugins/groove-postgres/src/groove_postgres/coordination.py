@@ -67,9 +67,10 @@ class PgCoordination:
 
     shared = True
 
-    def __init__(self, url: str, kb_id: int) -> None:
+    def __init__(self, url: str, kb_name: str) -> None:
         self._url = url
-        self.kb_id = kb_id
+        self._kb_name = kb_name
+        self._kb_id: int | None = None
         self._lock = threading.Lock()
         self._lease: psycopg.Connection | None = None
         self._holding = False
@@ -97,6 +98,24 @@ class PgCoordination:
                 f"{redact_url(self._url)}: cannot open a session to coordinate the servers of this knowledge "
                 f"base: {scrub(str(exc).strip(), self._url)}"
             ) from None
+
+    @property
+    def kb_id(self) -> int:
+        """The knowledge base's ``groove_kbs.id``, read (never created: a read-only user may serve)
+        on first use; StoreError while the database holds no index for it."""
+        if self._kb_id is None:
+            conn = self._connect("status")
+            try:
+                row = conn.execute("select id from groove_kbs where name = %s", (self._kb_name,)).fetchone()
+            finally:
+                conn.close()
+            if row is None:
+                raise StoreError(
+                    f"{redact_url(self._url)}: no index for {self._kb_name} in this database; run groove "
+                    f"index --kb-path {self._kb_name}"
+                )
+            self._kb_id = int(row[0])
+        return self._kb_id
 
     @staticmethod
     def _usable(conn: psycopg.Connection | None) -> bool:
@@ -141,9 +160,13 @@ class PgCoordination:
         conn.close()  # ends the session, and with it the lock (even if the unlock never ran)
 
     def writer_holder(self) -> str | None:
+        try:
+            kb_id = self.kb_id
+        except StoreError:
+            return None  # no index yet: nobody writes it
         conn = self._connect("status")
         try:
-            return writer_holder(conn, self.kb_id)
+            return writer_holder(conn, kb_id)
         finally:
             conn.close()
 
@@ -221,10 +244,10 @@ class PgCoordination:
                 continue
 
     def _listen(self) -> None:
-        payload = str(self.kb_id)
         while not self._closing.is_set():
             conn = None
             try:
+                payload = str(self.kb_id)  # an index created after this server started: found later
                 conn = self._connect("listen")
                 conn.execute(f"listen {CHANNEL}")
                 self._fire()  # notices sent before this session listened may be missed
