@@ -213,6 +213,8 @@ class PgCoordination:
     def notify_changed(self) -> None:
         """Best effort: a notice that cannot be sent is not worth failing a committed write for (a
         listener that lost its session calls back on reconnecting anyway)."""
+        if self._closing.is_set():
+            return  # a batch finishing after ``close``: no session is opened again
         with self._notify_lock:
             try:
                 if not self._usable(self._notifier):
