@@ -90,7 +90,9 @@ class KBService:
         self.reranker = None if inner_reranker is None else GatedReranker(inner_reranker, self.gate)
         # Issue 23: the servers of a shared index agree on one writer and hear of each other's
         # writes; ``changes.version`` moves on every notice, so a value cached about the index's
-        # state (keyed on the version it was read at) is stale once it moved.
+        # state (keyed on the version it was read at) is stale once it moved. The feed covers every
+        # writer only when ``coordination.shared`` and ``listening()``: on the SQLite file it hears
+        # this process's writes alone (``groove index`` elsewhere replaces the file unannounced).
         self.coordination = coordination_for(app.db)
         self.changes = ChangeFeed()
         self.coordination.listen(self.changes.bump)

@@ -22,7 +22,7 @@ from groove_postgres.coordination import REBUILD_CLASS
 from mcp import Client
 
 from grooveseek.cli import cli
-from grooveseek.testing.servers import HttpServer, serve_http
+from grooveseek.testing.servers import HttpServer, serve_http, stop
 
 pytestmark = pytest.mark.model
 
@@ -133,6 +133,13 @@ def test_one_watcher_among_servers_and_takeover(postgres_url: str, tmp_path: Pat
             _note(kb, "marrowfat", "marrowfat")  # and one written once it watches
             _until(lambda: "notes/marrowfat.md" in _paths(second, "marrowfat"), 30.0, "a later note")
             assert "notes/zephyrine.md" in _paths(second, "zephyrine")  # nothing lost
+
+            # A clean shutdown (SIGTERM) hands the lease on too: the holder releases it on the way out.
+            with serve_http(config, "--debounce-ms", "100", watch=True) as third:
+                _line(third, STANDING_BY, DEADLINE)
+                stop(second.proc)
+                _line(third, TAKEN, 30.0)
+                assert _status_watcher(config).endswith(f"pid {third.proc.pid}")
     print(
         f"\nvisible through the other server after {seen_after:.2f} s; takeover {takeover:.2f} s after "
         f"SIGKILL; the gap's note searchable {caught_up:.2f} s after that"
