@@ -186,3 +186,23 @@ def test_rebuild_index_is_single_flight_across_servers(postgres_url: str, tmp_pa
         # Once it finished, a rebuild on the second server runs.
         again = _call(second, "rebuild_index", {})
         assert "error" not in again and again["total_documents"] == 126, again
+
+
+def test_a_server_that_cannot_write_never_takes_the_watcher(postgres_url: str, tmp_path: Path) -> None:
+    """A read-only database user serves searches without the watcher (docs/postgres.md), so it never
+    holds the writer lease a server that can write needs."""
+    config = _kb(tmp_path, postgres_url)
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(
+            "do $$ begin if not exists (select 1 from pg_roles where rolname = 'groove_reader') then "
+            "create role groove_reader login; end if; end $$"
+        )
+        admin.execute("grant select on all tables in schema public to groove_reader")
+    reader = tmp_path / "reader.toml"
+    reader_url = postgres_url.replace("postgres@", "groove_reader@", 1)
+    reader.write_text(config.read_text(encoding="utf-8").replace(postgres_url, reader_url), encoding="utf-8")
+    with serve_http(reader, "--debounce-ms", "100", watch=True) as server:
+        _line(server, "cannot be written from this connection", DEADLINE)
+        assert _paths(server, "watcher debounce rebuild")[0] == "guides/keeping-fresh.md"  # it searches
+        assert not any(TAKEN in line for line in server.seen)
+        assert _status_watcher(config) == "Watcher: no server runs it"

@@ -18,6 +18,8 @@ transaction, so bm25's N and average length cost one row read instead of a scan 
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 
 SCHEMA_VERSION = 1
@@ -82,11 +84,33 @@ EXTENSIONS_MESSAGE = (
 )
 
 
+#: Every table and index ``DDL`` creates, so a complete schema is recognised without running it.
+_CREATED = re.compile(r"create (?:table|index) if not exists (\w+)")
+
+
+def _complete(conn: psycopg.Connection) -> bool:
+    """Whether the extensions, every table and index of ``DDL`` and the version row are there."""
+    names = _CREATED.findall(DDL)
+    row = conn.execute(
+        "select (select count(*) from pg_extension where extname in ('vector', 'pg_trgm')), "
+        "(select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace "
+        " where n.nspname = current_schema() and c.relname = any(%s))",
+        (names,),
+    ).fetchone()
+    if row is None or row[0] != 2 or row[1] != len(names):
+        return False
+    return conn.execute("select count(*) from groove_schema").fetchone() != (0,)
+
+
 def ensure_schema(conn: psycopg.Connection) -> None:
     """Create the extensions (when missing) and the tables, once per database; idempotent.
 
-    An advisory lock serialises two processes creating the schema at once.
+    A complete schema is left alone without a DDL statement, so a user without ``CREATE`` on the
+    schema (a read-only user serving searches, docs/postgres.md) can use a database set up by
+    another. An advisory lock serialises two processes creating the schema at once.
     """
+    if _complete(conn):
+        return
     with conn.transaction():
         conn.execute("select pg_advisory_xact_lock(7215004211)")
         have = {r[0] for r in conn.execute("select extname from pg_extension")}
