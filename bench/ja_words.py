@@ -61,6 +61,34 @@ VARIANTS = (
 )
 
 
+#: Query-side variants of the product's bigram leg (same index): which query bigrams to send.
+#: "hira-pairs": drop bigrams of two hiragana (particles and inflections: ている, ので, ですか);
+#: "particles": also drop bigrams holding a one-character particle (の は が を に で と も へ や か).
+PARTICLES = frozenset("のはがをにでともへやか")
+BIGRAM_VARIANTS = ("hira-pairs", "particles")
+
+
+def bigram_terms(text: str, variant: str) -> list[str]:
+    """The product's query bigrams (``cjk.query_bigrams``) less those the variant drops; all of them
+    when the variant would leave none (a query written in hiragana only)."""
+    from grooveseek.cjk import char_class, query_bigrams
+
+    terms = query_bigrams(text)
+
+    def hira(ch: str) -> bool:
+        return char_class(ch) == "hiragana"
+
+    def keep(t: str) -> bool:
+        if len(t) != 2 or not all(char_class(c) in ("kanji", "hiragana", "katakana") for c in t):
+            return True
+        if hira(t[0]) and hira(t[1]):
+            return False
+        return variant != "particles" or not any(c in PARTICLES for c in t)
+
+    kept = [t for t in terms if keep(t)]
+    return kept or terms
+
+
 class Analyser:
     """One tokenizer variant: ``words(text)`` is the list of words the leg indexes for ``text``."""
 
@@ -180,11 +208,11 @@ def fused_ids(legs, text: str, languages, keys) -> list[int]:
     return [g.chunk_id for g in sections.group_sections(fused, keys)][:K]
 
 
-def evaluate(app, golden, types, variants, costs) -> dict:
+def evaluate(app, golden, types, variants, costs, bigram_variants=()) -> dict:
     """Per variant and query: every ranking's nDCG@10 at chunk and document level, by type."""
     from grooveseek.index.guard import open_for_search
     from grooveseek.search import sections
-    from grooveseek.search.legs import cjk_leg, excluded_ids, fts_leg, vector_leg
+    from grooveseek.search.legs import LegResult, cjk_leg, excluded_ids, fts_leg, vector_leg
     from grooveseek.search.pipeline import run_search
     from grooveseek.search.query import compile_query
     from grooveseek.search.queryvectors import CachedQueries, ModelQueries
@@ -215,6 +243,17 @@ def evaluate(app, golden, types, variants, costs) -> dict:
                 [h.chunk_id for h in run_search(store, queries, req).results]
             )
             out.setdefault("hybrid offline", []).append(fused_ids(legs, text, queries.languages, keys))
+        for variant in bigram_variants:
+            for compiled, excluded, legs, req in base:
+                text = compiled.positive_text
+                terms = bigram_terms(text, variant) if "cjk" in req.legs and legs[2].ids else []
+                found = store.cjk_candidates(terms, FETCH + len(excluded), req.fusion.weights, req.filters)
+                ranked = [(c, sc) for c, sc in found if c not in excluded][:FETCH]
+                bleg = LegResult("cjk", tuple(c for c, _ in ranked), dict(ranked))
+                out.setdefault(f"cjk {variant}: leg", []).append(bleg.ids)
+                out.setdefault(f"cjk {variant}: hybrid", []).append(
+                    fused_ids([legs[0], legs[1], bleg], text, queries.languages, keys)
+                )
         for variant in variants:
             analyser = Analyser(variant)
             words = WordTable(analyser, rows)
@@ -271,8 +310,10 @@ def dictionary_rss(variant: str) -> float:
         return float("nan")
 
 
-def report(corpora, variants, results) -> None:
+def report(corpora, variants, results, bigram_variants=()) -> None:
     names = ["fts", "vector", "cjk", "hybrid (run_search)", "hybrid offline"]
+    for v in bigram_variants:
+        names += [f"cjk {v}: leg", f"cjk {v}: hybrid"]
     for v in variants:
         names += [f"{v}: leg", f"{v}: replace cjk", f"{v}: 4th leg", f"{v}: fts+words"]
     for corpus in corpora:
@@ -294,6 +335,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--corpora", nargs="*", default=list(quality.GOLDEN))
     parser.add_argument("--tokenizers", nargs="*", default=list(VARIANTS))
+    parser.add_argument("--bigram-variants", nargs="*", default=list(BIGRAM_VARIANTS))
     parser.add_argument("--config", default="default", help="bench/quality.py config whose index to use")
     shared = next(
         (p for p in (quality.ROOT.parent / "shared", quality.ROOT.parent.parent / "shared") if p.exists()),
@@ -314,10 +356,10 @@ def main(argv: list[str]) -> int:
         types = quality.query_types(gpath, "ja-question" if corpus == "jsquad-valid" else "-")
         app, stats = quality.build(args.config, corpus, shared, Path(args.work), False)
         print(f"index {corpus}: {stats['chunks']} chunks{' (cached)' if stats['cached'] else ''}", flush=True)
-        results[corpus] = evaluate(app, golden, types, args.tokenizers, costs)
+        results[corpus] = evaluate(app, golden, types, args.tokenizers, costs, args.bigram_variants)
         print(f"  evaluated, load {quality.load()}", flush=True)
     print(f"load average at end: {quality.load()}\n")
-    report(args.corpora, args.tokenizers, results)
+    report(args.corpora, args.tokenizers, results, args.bigram_variants)
     print("index cost: tokenise CPU-ms per chunk (per corpus, in --corpora order), dictionary RSS")
     for v in args.tokenizers:
         rss = float("nan") if args.no_cost else dictionary_rss(v)
