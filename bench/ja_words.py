@@ -26,7 +26,10 @@ For every corpus and tokenizer variant it
 Variants: ``<analyser>-<mode>-<form>[-content]``: analyser sudachi (SudachiPy, sudachidict-core;
 mode A short units, C long units), fugashi (MeCab with unidic-lite) or janome; form ``surface``
 (the text as written) or ``norm`` (Sudachi's normalised form, UniDic's orthBase, janome's base form);
-``-content`` drops particles, auxiliary verbs, symbols and whitespace (the stop-parts of speech).
+``-content`` drops particles, auxiliary verbs, symbols and whitespace (the stop-parts of speech);
+a ``+bigrams`` suffix indexes the words (marked) and the bigram table's tokens in one row, so one
+bm25 sees both units. ``--bigram-variants`` also runs query-side variants of the product's bigram
+leg (``BIGRAM_VARIANTS``: which query bigrams to send) on the same index.
 
 Figures are printed, never asserted. Run with ``nice -n 5`` on a shared machine.
 """
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -47,6 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import quality
 
 FETCH = quality.FETCH
+#: A token as unicode61 cuts the bigram table's text (letters and digits).
+_TOKEN = re.compile(r"[^\W_]+")
 K = quality.K
 #: Parts of speech dropped by the ``-content`` variants (UniDic / Sudachi / IPADIC names).
 STOP_POS = ("助詞", "助動詞", "補助記号", "記号", "空白")
@@ -93,7 +99,10 @@ class Analyser:
     """One tokenizer variant: ``words(text)`` is the list of words the leg indexes for ``text``."""
 
     def __init__(self, variant: str) -> None:
-        parts = variant.split("-")
+        # "<variant>+bigrams": the words (marked, so a two-character word and the same bigram stay
+        # two terms) and the bigram table's own tokens in one bm25.
+        self.with_bigrams = variant.endswith("+bigrams")
+        parts = variant.removesuffix("+bigrams").split("-")
         self.variant = variant
         self.kind = parts[0]
         self.content_only = parts[-1] == "content"
@@ -133,6 +142,21 @@ class Analyser:
                 yield t.surface, t.base_form, t.part_of_speech.split(",")[0]
 
     def words(self, text: str) -> list[str]:
+        if not self.with_bigrams:
+            return self._words(text)
+        from grooveseek.cjk import bigram_text
+
+        return ["wx" + w for w in self._words(text)] + [t.lower() for t in _TOKEN.findall(bigram_text(text))]
+
+    def query_terms(self, text: str) -> list[str]:
+        """A query's terms: its words, plus its bigram-leg terms for a ``+bigrams`` variant."""
+        if not self.with_bigrams:
+            return self._words(text)
+        from grooveseek.cjk import query_bigrams
+
+        return ["wx" + w for w in self._words(text)] + [t for t in query_bigrams(text) if len(t) > 1]
+
+    def _words(self, text: str) -> list[str]:
         from grooveseek.cjk import fold
 
         out = []
@@ -176,7 +200,7 @@ class WordTable:
 
         if not cjk_runs(query):
             return LegResult("words", ())
-        terms = list(dict.fromkeys(self.analyser.words(query)))[:64]
+        terms = list(dict.fromkeys(self.analyser.query_terms(query)))[:128]
         if not terms:
             return LegResult("words", ())
         expr = " OR ".join('"' + t + '"' for t in terms)
