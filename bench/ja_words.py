@@ -71,7 +71,9 @@ VARIANTS = (
 #: "hira-pairs": drop bigrams of two hiragana (particles and inflections: ている, ので, ですか);
 #: "particles": also drop bigrams holding a one-character particle (の は が を に で と も へ や か).
 PARTICLES = frozenset("のはがをにでともへやか")
-BIGRAM_VARIANTS = ("hira-pairs", "particles")
+#: "kata-edges": drop only bigrams that straddle a katakana run's edge (京オ in 東京オリンピック):
+#: a katakana run is a loanword, so such a bigram always spans two words.
+BIGRAM_VARIANTS = ("hira-pairs", "particles", "kata-edges")
 
 
 def bigram_terms(text: str, variant: str) -> list[str]:
@@ -87,6 +89,8 @@ def bigram_terms(text: str, variant: str) -> list[str]:
     def keep(t: str) -> bool:
         if len(t) != 2 or not all(char_class(c) in ("kanji", "hiragana", "katakana") for c in t):
             return True
+        if variant == "kata-edges":
+            return (char_class(t[0]) == "katakana") == (char_class(t[1]) == "katakana")
         if hira(t[0]) and hira(t[1]):
             return False
         return variant != "particles" or not any(c in PARTICLES for c in t)
