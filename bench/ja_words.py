@@ -20,6 +20,8 @@ For every corpus and tokenizer variant it
   leg weights, then section grouping) over: the product's three legs (the baseline, checked against
   ``run_search``), the word leg in place of the bigram leg (same weight), and the word leg as a
   fourth leg beside it (same weight as the bigram leg);
+- paired with today's hybrid query by query (``vs hybrid``: how many queries a ranking lifts and
+  lowers), since one query moves a 30-query set by up to .033;
 - and its index cost: tokenise CPU-ms per chunk over the corpus, and the resident memory the
   tokenizer and its dictionary add to a fresh interpreter (measured in a child process).
 
@@ -309,7 +311,15 @@ def evaluate(app, golden, types, variants, costs, bigram_variants=()) -> dict:
                 s = quality.ndcg_keys(hits, q.expected, level)
                 scores[(name, level, "all")].append(s)
                 scores[(name, level, types[qi])].append(s)
-    return {k: sum(v) / len(v) for k, v in scores.items()}
+    out_means: dict = {k: sum(v) / len(v) for k, v in scores.items()}
+    # Paired with today's hybrid, query by query: how many queries each ranking lifts and lowers.
+    for (name, level, t), values in scores.items():
+        if t == "all":
+            base_values = scores[("hybrid offline", level, "all")]
+            up = sum(a > b + 1e-9 for a, b in zip(values, base_values, strict=True))
+            down = sum(a < b - 1e-9 for a, b in zip(values, base_values, strict=True))
+            out_means[(name, level, "+/-")] = f"+{up}/-{down}"
+    return out_means
 
 
 RSS_PROBE = """
@@ -349,9 +359,11 @@ def report(corpora, variants, results, bigram_variants=()) -> None:
         for level in ("chunk", "doc"):
             types = sorted({t for (_, lv, t) in res if lv == level and t != "all"})
             print(f"{corpus}: nDCG@10, {level} level")
-            print(f"  {'ranking':<42}{'all':>7}" + "".join(f"{t[:12]:>13}" for t in types))
+            types = [t for t in types if t != "+/-"]
+            header = f"  {'ranking':<42}{'all':>7}{'vs hybrid':>11}"
+            print(header + "".join(f"{t[:12]:>13}" for t in types))
             for name in names:
-                row = f"  {name:<42}{res[(name, level, 'all')]:>7.3f}"
+                row = f"  {name:<42}{res[(name, level, 'all')]:>7.3f}{res[(name, level, '+/-')]:>11}"
                 row += "".join(f"{res.get((name, level, t), float('nan')):>13.3f}" for t in types)
                 print(row)
             print()
