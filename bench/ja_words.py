@@ -303,6 +303,12 @@ def evaluate(app, golden, types, variants, costs, bigram_variants=()) -> dict:
                 )
     finally:
         store.close()
+    return score(out, golden, types, table)
+
+
+def score(out: dict[str, list], golden, types, table) -> dict:
+    """Each ranking's mean nDCG@10 per level and query type, and its paired count against today's
+    hybrid (key type ``+/-``)."""
     scores: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for name, per_query in out.items():
         for qi, (q, ids) in enumerate(zip(golden.queries, per_query, strict=True)):
