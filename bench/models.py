@@ -127,7 +127,9 @@ def leg_rankings(app, golden) -> list[dict]:
             excluded = excluded_ids(store, compiled)
             legs = {
                 "fts": fts_leg(store, compiled, FETCH, req),
-                "vector": vector_leg(store, ModelQueries(app.embedder), compiled, FETCH, req, excluded),
+                "vector": vector_leg(
+                    store, ModelQueries(app.embedder).over(store), compiled, FETCH, req, excluded
+                ),
                 "cjk": cjk_leg(store, compiled, FETCH, req, excluded),
             }
             out.append({name: [keys[c] for c in leg.ids] for name, leg in legs.items()})

@@ -178,7 +178,7 @@ def evaluate(app, golden, types, simulate: bool) -> dict:
             excluded = excluded_ids(store, compiled)
             legs = [
                 fts_leg(store, compiled, FETCH, req),
-                vector_leg(store, ModelQueries(app.embedder), compiled, FETCH, req, excluded),
+                vector_leg(store, ModelQueries(app.embedder).over(store), compiled, FETCH, req, excluded),
                 cjk_leg(store, compiled, FETCH, req, excluded),
             ]
             out = {leg.name: list(leg.ids) for leg in legs}

@@ -101,12 +101,14 @@ def test_an_english_query_over_japanese_notes_reaches_them_and_ranks_alike_every
     req = SearchRequest("how do I copy an array", limit=4, legs=("vector",), sections=False)
     store = open_for_search(app.db, app.kb, app.embedder)
     try:
+        bound = ModelQueries(app.embedder).over(store)
         local = run_search(store, ModelQueries(app.embedder), req).results
     finally:
         store.close()
-    assert composite.english_share == pytest.approx(0.25)
+    # The provider carries the index's mix; the shared model is left as it was (issue 27).
+    assert bound.english_share == pytest.approx(0.25) and bound.route("copy an array") == (0, 1)
+    assert not hasattr(composite, "english_share")
     assert local[0].path == "arrays.md"
-    composite.english_share = None  # a fresh process: nothing bound before the first search
     service = KBService(app)
     try:
         served = service.search(req).results
@@ -125,3 +127,35 @@ def _local(app, req):
         return run_search(store, ModelQueries(app.embedder), req).results
     finally:
         store.close()
+
+
+def test_a_watcher_batch_moves_the_mix_and_the_served_routing_follows(tmp_path):
+    """Issue 27: a server whose last search saw an English index, after a watcher batch made it
+    mostly Japanese, routes the next English query as a fresh in-process search does."""
+    from grooveseek.index.indexer import walk_policy
+    from grooveseek.index.watcher import PathChanges
+
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "json.md").write_text(NOTES["json.md"], encoding="utf-8")
+    (tmp_path / "groove.toml").write_text('kb_path = "notes"\n', encoding="utf-8")
+    built = build_app(str(tmp_path / "groove.toml"), None)
+    req = SearchRequest("how do I copy an array", limit=4, legs=("vector",), sections=False)
+    service = KBService(built)
+    try:
+        service.rebuild()
+        service.search(req)  # the service's provider is now bound to an all-English index
+        assert service.queries.english_share == pytest.approx(1.0)
+        assert service.queries.route("copy an array") == (0,)
+        japanese = {n: t for n, t in NOTES.items() if n != "json.md"}
+        for name, text in japanese.items():
+            (tmp_path / "notes" / name).write_text(text, encoding="utf-8")
+        policy = walk_policy(built.config, built.registry, None)
+        service.apply_changes(PathChanges(frozenset(japanese)), policy)
+        served = service.search(req).results
+        assert service.queries.english_share == pytest.approx(0.25)
+        assert service.queries.route("copy an array") == (0, 1)
+    finally:
+        service.close()
+    local = _local(built, req)
+    assert local[0].path == "arrays.md"
+    assert [(h.chunk_id, h.score) for h in served] == [(h.chunk_id, h.score) for h in local]

@@ -139,7 +139,8 @@ def tuned(kb: IndexedKB) -> dict[str, Ranked]:
     original = tune_cli.score_grid
 
     def capture(store: Any, queries: Any, *args: Any, **kwargs: Any) -> Any:
-        search = condition_search(store, queries, DEFAULT_CONDITION, LIMIT)
+        base = args[4] if len(args) > 4 else kwargs["base"]  # the request tune resolved from the config
+        search = condition_search(store, queries, DEFAULT_CONDITION, LIMIT, base)
         for lang, (query, _) in QUERIES.items():
             out[lang] = [(h.path, h.heading, h.score) for h in search(query, LIMIT)]
         return original(store, queries, *args, **kwargs)

@@ -182,8 +182,7 @@ def test_an_english_query_over_mostly_japanese_notes_goes_to_the_part_that_read_
     assert query_parts(both.part_languages, "copy an array", None) == (0,)
     assert query_parts(both.part_languages, "copy an array", 0.3) == (0, 1)
     assert query_parts(both.part_languages, "配列のコピー", 0.9) == (1,)
-    both.english_share = 0.2
-    vector = both.embed_query("copy an array")
+    vector = both.embed_query_over("copy an array", 0.2)
     assert en.queries == ["copy an array"] and multi.queries == ["copy an array"]
     assert np.isclose(np.linalg.norm(vector[:8]), np.linalg.norm(vector[8:]))
     assert np.isclose(np.linalg.norm(vector), 1.0)
@@ -203,8 +202,7 @@ def test_a_query_routed_to_both_parts_scores_each_row_over_the_parts_it_has():
     texts = ["copy an array", "配列をコピーする方法です"]
     rows = both.embed_documents(texts)
     assert both.present(rows[0]) == (0, 1) and both.present(rows[1]) == (1,)
-    both.english_share = 0.2
-    query = both.embed_query("copy an array")
+    query = both.embed_query_over("copy an array", 0.2)
     assert both.routed(query) == (0, 1)
     cos_en = float(en.embed_documents(texts[:1])[0] @ en.embed_query("copy an array"))
     cos_multi = multi.embed_documents(texts) @ multi.embed_query("copy an array")

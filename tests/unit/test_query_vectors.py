@@ -32,10 +32,17 @@ def test_cached_queries_embed_each_text_once_and_keep_the_languages() -> None:
 
     class Counting:
         identity, languages = source.identity, source.languages
+        english_share, composite = None, None
 
         def vector(self, text: str) -> np.ndarray:
             seen.append(text)
             return source.vector(text)
+
+        def route(self, text: str) -> None:
+            return None
+
+        def over(self, store: object) -> Counting:
+            return self
 
     known = np.ones(emb.dimension, dtype=np.float32)
     cached = CachedQueries(Counting(), {"seeded": known})
@@ -44,6 +51,51 @@ def test_cached_queries_embed_each_text_once_and_keep_the_languages() -> None:
     first = cached.vector("apple pie")
     assert cached.vector("apple pie") is first
     assert seen == ["apple pie"]
+
+
+class Mix:
+    """A store that answers only the index_meta read ``over`` makes."""
+
+    def __init__(self, share_json: str | None) -> None:
+        self.raw = share_json
+
+    def meta(self, key: str) -> str | None:
+        return self.raw if key == "chunk_languages" else None
+
+
+def _composite():
+    from grooveseek.composite import CompositeEmbedder
+
+    class English(FakeEmbedder):
+        languages = ("en",)
+
+    return CompositeEmbedder([English(dimension=8), Multilingual(dimension=8)])
+
+
+def test_a_provider_bound_to_an_index_carries_its_mix_and_leaves_the_model_alone() -> None:
+    both = _composite()
+    unbound = ModelQueries(both)
+    mostly_ja = unbound.over(Mix('{"chunks": 10, "cjk": 8}'))
+    assert unbound.english_share is None and unbound.route("copy an array") == (0,)
+    assert mostly_ja.english_share == 0.2 and mostly_ja.route("copy an array") == (0, 1)
+    assert mostly_ja.over(Mix('{"chunks": 10, "cjk": 8}')) is mostly_ja
+    assert not hasattr(both, "english_share")  # no per-search state on the shared model
+    # Both parts embedded the English query over mostly-Japanese notes, only minilm's over none.
+    assert np.any(mostly_ja.vector("copy an array")[8:]) and not np.any(unbound.vector("copy an array")[8:])
+    single = ModelQueries(Multilingual())
+    assert single.over(Mix('{"chunks": 10, "cjk": 8}')) is single and single.route("x") is None
+
+
+def test_a_cached_vector_is_never_reused_under_another_routing() -> None:
+    cached = CachedQueries(ModelQueries(_composite()))
+    english = cached.over(Mix('{"chunks": 10, "cjk": 0}'))
+    japanese = cached.over(Mix('{"chunks": 10, "cjk": 8}'))
+    v_en = english.vector("copy an array")
+    v_ja = japanese.vector("copy an array")
+    assert not np.array_equal(v_en, v_ja)
+    assert english.vector("copy an array") is v_en and japanese.vector("copy an array") is v_ja
+    # A Japanese query routes alike over both, so the copies share its vector.
+    assert english.vector("配列のコピー") is japanese.vector("配列のコピー")
 
 
 def test_no_embedder_stands_in_for_query_vectors_in_the_core() -> None:

@@ -146,3 +146,29 @@ def test_convex_explains_its_score_under_its_own_name(store):
     top = run_search(s, ModelQueries(emb), req).results[0]
     assert "convex" in top.explain and "rrf" not in top.explain
     assert top.explain["convex"] == top.score and "rrf" not in top.explain.get("fts", {})
+
+
+def test_tune_ranks_under_the_configured_method_grouping_and_weights(store):
+    """Issue 27: tune's grid conditions keep the config's fusion method, leg weights and grouping
+    (only the RRF constant and bm25 weights vary), and the snippet it proposes carries them."""
+    from grooveseek.cli.tune import kept_fusion
+    from grooveseek.config.model import FusionConfig, GrooveConfig, SearchConfig
+    from grooveseek.eval.grid import condition_search
+    from grooveseek.eval.tune import DEFAULT_CONDITION, fusion_snippet
+    from grooveseek.search.request import resolve_request
+
+    s, emb = store
+    fusion = FusionConfig(method="convex", vector_weight=0.5)
+    config = GrooveConfig(search=SearchConfig(group_sections=False, fusion=fusion))
+    base = resolve_request(config, "", rerank=False, mmr=False, parent_retriever=False)
+    tuned = condition_search(s, ModelQueries(emb), DEFAULT_CONDITION, 5, base)("npm install lockfile", 5)
+    req = resolve_request(
+        config, "npm install lockfile", limit=5, rerank=False, mmr=False, parent_retriever=False
+    )
+    searched = run_search(s, ModelQueries(emb), req).results
+    assert [(h.chunk_id, h.score) for h in tuned] == [(h.chunk_id, h.score) for h in searched]
+    assert [h.path for h in tuned].count("install.md") == 3  # pieces, as the config asks
+    default = condition_search(s, ModelQueries(emb), DEFAULT_CONDITION, 5)("npm install lockfile", 5)
+    assert [h.score for h in default] != [h.score for h in tuned]  # RRF scores, grouped: not the same
+    snippet = fusion_snippet(DEFAULT_CONDITION, kept_fusion(base.fusion))
+    assert 'method = "convex"' in snippet and "vector_weight = 0.5" in snippet

@@ -69,6 +69,10 @@ class Unusual(Embedder):
         self.calls.append("embed_query")
         return np.ones(3, np.float32)
 
+    def embed_query_over(self, text: str, english_share: float | None) -> Any:
+        self.calls.append("embed_query_over")
+        return np.ones(3, np.float32)
+
     def probe_before_reset(self) -> None:
         self.calls.append("probe_before_reset")
 
@@ -98,6 +102,7 @@ ARGS: dict[str, tuple[Any, ...]] = {
     "count_tokens": (["a"],),
     "embed_documents": (["a"],),
     "embed_query": ("a",),
+    "embed_query_over": ("a", 0.5),
     "score": ("q", ["a"]),
 }
 

@@ -23,7 +23,9 @@ mean of the chosen parts' cosines, an absent part counting about 0. A mostly-CJK
 CJK parts, which embedded every chunk. Any other query goes to the specialists (minilm), and also
 to USE when minilm embedded less than half of the index: an English query over mostly-Japanese
 notes must reach the Japanese chunks, which minilm never read. The index records its language mix
-at index time (``langmix.language_mix_meta``); ``langmix.bind_index_languages`` hands it over.
+at index time (``langmix.language_mix_meta``); the search's query-vector provider, bound to the opened
+index (``search/queryvectors.py``), passes it to ``embed_query_over``: the shared model holds no
+per-index state.
 """
 
 from __future__ import annotations
@@ -148,9 +150,6 @@ class CompositeEmbedder(Embedder):
         # Chunks are sized for the narrowest window, so every part that embeds a chunk reads all of it.
         self.max_input_tokens = min(int(p.max_input_tokens) for p in parts)
         self.languages = tuple(dict.fromkeys(lang for p in parts for lang in p.languages))
-        #: The index's share of chunks that are not CJK text (``bind_index_languages``); None
-        #: until an index that recorded it is bound: English queries then go to the specialists.
-        self.english_share: float | None = None
         self._scale = 1.0 / math.sqrt(len(parts))
         self._offsets = [0]
         for part in parts:
@@ -225,10 +224,15 @@ class CompositeEmbedder(Embedder):
         return out
 
     def embed_query(self, text: str) -> FloatArray:
+        """Routed as over an index whose language mix is not recorded (English to the specialists)."""
+        return self.embed_query_over(text, None)
+
+    def embed_query_over(self, text: str, english_share: float | None) -> FloatArray:
+        """Embedded by the parts ``query_parts`` chooses for ``text`` over an index of that mix."""
         import numpy as np
 
         out = np.zeros(self.dimension, dtype=np.float32)
-        chosen = query_parts(self.part_languages, text, self.english_share)
+        chosen = query_parts(self.part_languages, text, english_share)
         scale = 1.0 / math.sqrt(len(chosen))
         for i in chosen:
             part = self.parts[i]

@@ -128,6 +128,15 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> FloatArray:
         """Return one vector of shape ``(dimension,)`` for a search query."""
 
+    def embed_query_over(self, text: str, english_share: float | None) -> FloatArray:
+        """``embed_query`` for a search over an index whose share of chunks that are not CJK text is
+        ``english_share`` (None: not recorded). The search passes the index's recorded language mix
+        here rather than setting it on the shared model, so concurrent searches over different
+        indexes never see each other's. Optional: a model whose query vector does not depend on the
+        notes' languages (every single model) keeps this default; the composite routes by it.
+        """
+        return self.embed_query(text)
+
     def probe_before_reset(self) -> None:
         """Check a remote endpoint before ``--force`` resets the index (R5.18); local models do nothing."""
 

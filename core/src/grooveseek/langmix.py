@@ -4,7 +4,9 @@ The composite embedder embeds a CJK chunk (``composite.reads_as_cjk``) with the 
 only, so which part
 has read most of an index depends on its notes' languages; query routing needs that share
 (``composite.query_parts``). The indexer records it in ``index_meta`` after every run that changed
-chunks (``language_mix_meta``); searches read it back (``bind_index_languages``).
+chunks (``language_mix_meta``) and after every watcher batch that did (``MixTally``); the
+query-vector provider of each search reads it back for the index it opened
+(``search/queryvectors.py``, ``english_share``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,56 @@ def language_mix_meta(store: IndexStore) -> dict[str, str | None]:
     return {META_KEY: json.dumps({"chunks": chunks, "cjk": cjk})}
 
 
+class MixTally:
+    """A watcher batch's change to the recorded mix, counted over the documents it touches only.
+
+    ``before`` counts a document's chunks as they are before the batch rewrites or deletes it,
+    ``finish`` counts the same documents as they are after and writes the recorded mix moved by the
+    difference, so a batch costs its own documents' chunks, not the whole index's. With no mix
+    recorded (an index from before issue 26) it counts the whole index once instead.
+    """
+
+    def __init__(self, store: IndexStore) -> None:
+        self.store = store
+        self.paths: set[str] = set()
+        self.chunks = self.cjk = 0  # of the touched documents before the batch
+
+    def _count(self, doc_id: int) -> tuple[int, int]:
+        from .composite import reads_as_cjk
+
+        texts = [content for _cid, _context, content in self.store.chunk_inputs(doc_id)]
+        return len(texts), sum(reads_as_cjk(t) for t in texts)
+
+    def before(self, path: str, doc_id: int | None) -> None:
+        """Note a document about to be rewritten or deleted (``doc_id`` None: not indexed yet)."""
+        if path in self.paths:
+            return
+        self.paths.add(path)
+        if doc_id is not None:
+            chunks, cjk = self._count(doc_id)
+            self.chunks += chunks
+            self.cjk += cjk
+
+    def finish(self) -> None:
+        """Record the mix after the batch (nothing to do when it touched no document)."""
+        if not self.paths:
+            return
+        raw = self.store.meta(META_KEY)
+        try:
+            mix = json.loads(raw) if raw else None
+            chunks, cjk = int(mix["chunks"]), int(mix["cjk"])  # type: ignore[index]
+        except (ValueError, KeyError, TypeError):
+            self.store.set_meta(language_mix_meta(self.store))
+            return
+        docs = self.store.documents()
+        for path in self.paths:
+            if path in docs:
+                now_chunks, now_cjk = self._count(docs[path].id)
+                chunks, cjk = chunks + now_chunks, cjk + now_cjk
+        chunks, cjk = max(0, chunks - self.chunks), max(0, cjk - self.cjk)
+        self.store.set_meta({META_KEY: json.dumps({"chunks": chunks, "cjk": cjk})})
+
+
 def english_share(store: IndexStore) -> float | None:
     """The share of chunks that are not CJK text; None when not recorded (an older index) or empty."""
     raw = store.meta(META_KEY)
@@ -43,49 +95,11 @@ def english_share(store: IndexStore) -> float | None:
     return (chunks - cjk) / chunks if chunks > 0 else None
 
 
-#: Attributes through which a wrapper holds what it wraps: ``SharedEmbedder.inner``,
-#: ``ModelQueries.embedder``, ``CachedQueries.source``. Read from ``__dict__`` so a wrapper's
-#: ``__getattr__`` forwarding is never consulted.
-_WRAPPED = ("inner", "embedder", "source")
-
-
-def _composite(provider: object) -> Any:
-    """The composite behind any wrapper or query-vector provider, or None."""
-    from .composite import CompositeEmbedder
-
-    seen = 0
-    while provider is not None and seen < 8:
-        if isinstance(provider, CompositeEmbedder):
-            return provider
-        held = getattr(provider, "__dict__", {})
-        provider = next((held[name] for name in _WRAPPED if held.get(name) is not None), None)
-        seen += 1
-    return None
-
-
-def bind_index_languages(embedder: object, store: IndexStore) -> None:
-    """Hand the index's recorded mix to the composite (if ``embedder`` is or wraps one), so its
-    query routing sees the notes' languages; a no-op for any other embedder."""
-    target = _composite(embedder)
-    if target is not None:
-        target.english_share = english_share(store)
-
-
-def query_route(embedder: object, text: str) -> tuple[int, ...] | None:
-    """The parts the composite behind ``embedder`` would embed ``text`` with now (None: not a
-    composite), so a query vector computed ahead of the search can be checked against it."""
-    from .composite import query_parts
-
-    target = _composite(embedder)
-    if target is None:
-        return None
-    return query_parts(target.part_languages, text, target.english_share)
-
-
 def routed_knn(
-    store: IndexStore, embedder: object, vector: FloatArray, k: int, min_quality: float = 0.0
+    store: IndexStore, composite: Any, vector: FloatArray, k: int, min_quality: float = 0.0
 ) -> list[tuple[int, float]]:
-    """The vector leg's scan: ``store.knn`` unless the composite routed the query to several parts.
+    """The vector leg's scan: ``store.knn`` unless ``composite`` (the query-vector provider's, None
+    for a single model) routed the query to several parts.
 
     Then a row that some of those parts did not embed (a Japanese chunk has no minilm vector) must
     not be scored as if their cosine were 0: each part's slot is scanned on its own, and the union
@@ -96,7 +110,7 @@ def routed_knn(
     """
     import math
 
-    target = _composite(embedder)
+    target = composite
     if target is None or len(target.routed(vector)) < 2:
         return store.knn(vector, k, min_quality)
     found: set[int] = set()

@@ -48,7 +48,6 @@ from .index.forced import run_forced
 from .index.guard import open_for_index
 from .index.indexer import Indexer, IndexOptions, walk_policy
 from .index.report import Reporter
-from .langmix import bind_index_languages, query_route
 from .search.pipeline import run_search
 from .search.query import compile_query
 from .search.queryvectors import CachedQueries, ModelQueries, QueryVectors
@@ -156,17 +155,17 @@ class KBService:
         self.pool.check()
         compiled = compile_query(request.query)  # a malformed query fails before any model call
         text = compiled.positive_text
-        queries: QueryVectors = self.queries
-        route = query_route(self.queries, text)
-        if "vector" in request.legs and text.strip():
-            queries = CachedQueries(self.queries, {text: self.queries.vector(text)})
+        hint = self.queries  # bound to the mix the last search saw; checked under the snapshot
+        known = {text: hint.vector(text)} if "vector" in request.legs and text.strip() else {}
         with self.reader() as store, store.read_snapshot():
-            # Issue 26: the composite routes a query by the index's language mix, bound under this
+            # Issue 26: the composite routes a query by the index's language mix, read under this
             # snapshot; a vector embedded under another routing (the first search of a server, or
             # a run that changed the mix in between) is embedded again, so every path ranks alike.
-            bind_index_languages(self.queries, store)
-            if query_route(self.queries, text) != route:
-                queries = self.queries
+            bound = hint.over(store)
+            self.queries = bound  # an immutable provider: no model object holds an index's state
+            queries: QueryVectors = CachedQueries(
+                bound, known if bound.route(text) == hint.route(text) else {}
+            )
             response = run_search(store, queries, request, reranker=self.reranker)
             return finish(store, response) if finish is not None else response
 

@@ -22,6 +22,8 @@ from ..eval.runner import effective_limit, normalize_k_values
 from ..eval.tune import DEFAULT_CONDITION, GRID, TuneVerdict, decide, fusion_snippet
 from ..index.guard import open_for_search
 from ..search.queryvectors import CachedQueries, ModelQueries
+from ..search.request import FusionSettings, resolve_request
+from ..types import SearchFilters
 from .eval import k_values_of
 from .options import (
     config_option,
@@ -42,12 +44,25 @@ ZERO_N = (
 )
 
 
-def _report(verdict: TuneVerdict, effective: Sequence[GoldenQuery], n_total: int) -> dict[str, Any]:
+def kept_fusion(fusion: FusionSettings) -> dict[str, object]:
+    """The ``[search.fusion]`` settings tune does not vary but ranks under: the method, always, and
+    each leg weight the config sets (the built-in weights and rule apply to the others)."""
+    kept: dict[str, object] = {"method": fusion.method}
+    for leg, weight in fusion.explicit_leg_weights.items():
+        if weight is not None:
+            kept[f"{leg}_weight"] = weight
+    return kept
+
+
+def _report(
+    verdict: TuneVerdict, effective: Sequence[GoldenQuery], n_total: int, kept: dict[str, object]
+) -> dict[str, Any]:
     worse = [(q.id, g) for q, g in zip(effective, verdict.per_query_gain, strict=True) if g < -1e-12]
     better = sum(1 for g in verdict.per_query_gain if g > 1e-12)
     return {
         "verdict": "adopt" if verdict.adopt else "keep the built-in defaults",
-        "snippet": fusion_snippet(verdict.refit) if verdict.adopt else None,
+        "snippet": fusion_snippet(verdict.refit, kept) if verdict.adopt else None,
+        "fusion": kept,
         "effective_queries": len(effective),
         "queries": n_total,
         "defaults": DEFAULT_CONDITION.as_dict(),
@@ -144,10 +159,15 @@ def tune_command(
                 echo_err(f"tune: {done} of {len(GRID)} conditions")
 
         queries = CachedQueries(ModelQueries(app.embedder))
-        primary, secondary = score_grid(store, queries, subset, ks, run_limit, progress)
+        # The config's fusion method, leg weights and section grouping, as search and eval rank;
+        # no filters, reranker, MMR or parent retriever (R10.24).
+        base = resolve_request(
+            app.config, "", filters=SearchFilters(), rerank=False, mmr=False, parent_retriever=False
+        )
+        primary, secondary = score_grid(store, queries, subset, ks, run_limit, progress, base)
     finally:
         raw.close()
-    report = _report(decide(primary, secondary), effective, len(golden_set.queries))
+    report = _report(decide(primary, secondary), effective, len(golden_set.queries), kept_fusion(base.fusion))
     if fmt == "json":
         click.echo(dump_json(report))
     else:

@@ -80,15 +80,33 @@ def candidates(store: IndexStore, query: str) -> int:
     return len(rows)
 
 
-def fusion_settings(c: Condition) -> FusionSettings:
-    return FusionSettings(
-        rrf_k=c.rrf_k, heading_weight=c.heading, context_weight=c.context, content_weight=c.content
+def fusion_settings(c: Condition, base: FusionSettings | None = None) -> FusionSettings:
+    """``base`` (the config's ``[search.fusion]``: method, leg weights) with the condition's RRF
+    constant and bm25 column weights, so tune ranks as ``search`` and ``eval`` do (issue 27)."""
+    return attrs.evolve(
+        base or FusionSettings(),
+        rrf_k=c.rrf_k,
+        heading_weight=c.heading,
+        context_weight=c.context,
+        content_weight=c.content,
     )
 
 
-def condition_search(store: IndexStore, queries: QueryVectors, condition: Condition, limit: int) -> SearchFn:
-    """The search one grid condition ranks golden queries with (no filters, reranker, MMR or parent)."""
-    base = SearchRequest(query="", limit=limit, filters=SearchFilters(), fusion=fusion_settings(condition))
+def condition_search(
+    store: IndexStore,
+    queries: QueryVectors,
+    condition: Condition,
+    limit: int,
+    base: SearchRequest | None = None,
+) -> SearchFn:
+    """The search one grid condition ranks golden queries with (no filters, reranker, MMR or parent).
+
+    ``base`` is the request the config resolves to (fusion method, leg weights, section grouping);
+    only the condition's fusion knobs replace its own.
+    """
+    if base is None:
+        base = SearchRequest(query="", filters=SearchFilters())
+    base = attrs.evolve(base, limit=limit, fusion=fusion_settings(condition, base.fusion))
 
     def search(query: str, k: int) -> tuple[Hit, ...]:
         request = attrs.evolve(base, query=query, limit=clamp_limit(k))
@@ -104,13 +122,15 @@ def score_grid(
     ks: tuple[int, ...],
     limit: int,
     progress: Callable[[int], None],
+    base: SearchRequest | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """nDCG@5 and the secondary metrics for every condition (rows) and query (columns)."""
+    """nDCG@5 and the secondary metrics for every condition (rows) and query (columns), each
+    condition over ``base`` (``condition_search``)."""
     n = len(golden.queries)
     primary = np.zeros((len(GRID), n))
     secondary = {f"recall@{k}": np.zeros((len(GRID), n)) for k in ks} | {"MRR": np.zeros((len(GRID), n))}
     for i, condition in enumerate(GRID):
-        search = condition_search(store, queries, condition, limit)
+        search = condition_search(store, queries, condition, limit, base)
         run = run_eval(golden, search, k_values=ks, limit=limit, fingerprint={}, corpus={})
         for j, result in enumerate(run.per_query):
             primary[i, j] = result.metrics.ndcg_at_k[5]

@@ -157,12 +157,20 @@ def decide(
     )
 
 
-def fusion_snippet(c: Condition) -> str:
-    """The paste-ready ``[search.fusion]`` block for an adopted condition."""
-    return (
-        "[search.fusion]\n"
-        f"rrf_k = {c.rrf_k:g}\n"
-        f"bm25_heading_weight = {c.heading:g}\n"
-        f"bm25_context_weight = {c.context:g}\n"
-        f"bm25_content_weight = {c.content:g}"
-    )
+def fusion_snippet(c: Condition, kept: Mapping[str, object] | None = None) -> str:
+    """The paste-ready ``[search.fusion]`` block for an adopted condition.
+
+    ``kept`` holds the other ``[search.fusion]`` settings the grid was evaluated under (the fusion
+    ``method``, leg weights set in the config): pasting the block replaces the table, so it must
+    carry them, or the pasted settings would rank differently from what tune measured (issue 27).
+    """
+    lines = [
+        "[search.fusion]",
+        f"rrf_k = {c.rrf_k:g}",
+        f"bm25_heading_weight = {c.heading:g}",
+        f"bm25_context_weight = {c.context:g}",
+        f"bm25_content_weight = {c.content:g}",
+    ]
+    for key, value in (kept or {}).items():
+        lines.append(f'{key} = "{value}"' if isinstance(value, str) else f"{key} = {value:g}")
+    return "\n".join(lines)

@@ -18,6 +18,7 @@ import attrs
 
 from ..config.model import GrooveConfig
 from ..interfaces import Embedder
+from ..langmix import MixTally
 from ..names import shown
 from ..registry import Registry
 from ..store.interface import IndexStore
@@ -139,6 +140,7 @@ class BatchIndexer:
         vanished = self._vanished_rows(gone, swept, stored, policy)
         renamed_from, renamed_to = stages.pair_renames(stored, hashes, vanished)
         self.lines.moved_from = self._moves_without_row(gone, stored, hashes, renamed_to, policy)
+        mix = MixTally(self.store)  # issue 27: the recorded language mix follows the batch
         for item in present:
             if item.rel in hashes and item.rel not in renamed_to:
                 row = stored.get(item.rel)
@@ -147,11 +149,15 @@ class BatchIndexer:
                     with guard.file(item.rel):
                         prepared = stages.prepare(item, row)
                         if prepared is not None:
+                            mix.before(item.rel, None if row is None else row.id)
                             writer.add(prepared)
         writer.flush()
         removed = [p for p in vanished if p not in renamed_from]
+        for path in removed:
+            mix.before(path, stored[path].id)
         if removed:
             self.store.delete_documents(removed)
+        mix.finish()
         for path in removed:
             self.lines.deleted(path)
         return BatchOutcome(

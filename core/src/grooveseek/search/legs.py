@@ -60,7 +60,7 @@ def vector_leg(
     filtered = attrs.evolve(req.filters, min_quality=0.0).active or bool(excluded)
     vector = queries.vector(compiled.positive_text)  # checked where a model made it (R5.4)
     # issue 26: a query routed to several composite parts is scored over the parts each row has
-    candidates = routed_knn(store, queries, vector, min(fetch_size(n, filtered), MAX_KNN), quality)
+    candidates = routed_knn(store, queries.composite, vector, min(fetch_size(n, filtered), MAX_KNN), quality)
     if filtered:
         passing = store.passing_chunk_ids([cid for cid, _ in candidates], req.filters)
         candidates = [(cid, d) for cid, d in candidates if cid in passing and cid not in excluded]

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 import attrs
 
 from ..interfaces import Reranker
-from ..langmix import bind_index_languages
 from ..store.interface import IndexStore
 from ..store.records import HitRow
 from ..types import Hit, SearchResponse
@@ -135,7 +134,7 @@ def run_search(
     """
     validate_filters(req.filters)  # R6.30: every surface is bound, not only the MCP boundary
     require_declared_fields(store, req.filters)
-    bind_index_languages(queries, store)  # the composite routes queries by the notes' languages
+    queries = queries.over(store)  # the composite routes a query by this index's language mix
     compiled = compile_query(req.query)
     do_rerank = req.rerank and reranker is not None
     fetch, pool_size = pool_sizes(req.limit, mmr=req.mmr is not None, rerank=do_rerank)

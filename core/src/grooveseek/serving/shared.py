@@ -91,6 +91,11 @@ class SharedEmbedder(Embedder):
         with self.gate:
             return self.inner.embed_query(text)
 
+    def embed_query_over(self, text: str, english_share: float | None) -> FloatArray:
+        self._loaded()
+        with self.gate:
+            return self.inner.embed_query_over(text, english_share)
+
 
 class GatedReranker(Reranker):
     """The reranker shares the gate: it runs on the same cores as the embedder."""
