@@ -136,14 +136,15 @@ def serve_command(
     i_know: bool,
 ) -> None:
     """Serve the knowledge base to MCP clients (stdio by default; --transport http for many clients)."""
-    # Imported here so `groove --help` stays light (R1.39): the MCP SDK, uvicorn and starlette.
-    from ..mcp import build_server
-    from ..mcp.transport import quiet_third_party_logs, resolve_plan, stdout_reserved_for_protocol
-    from ..service import KBService
+    # Light imports only until the handshake is answered (R1.39, issue 24): the MCP SDK, uvicorn,
+    # starlette and the search stack are imported once the stdio front has been opened.
+    from ..mcp.front import start_front
+    from ..mcp.startup import quiet_third_party_logs, resolve_plan, stdout_reserved_for_protocol
     from ..store.sidecar import disable_writes
 
     disable_writes()  # the vector sidecar is for one-shot processes (store/sidecar.py)
     quiet_third_party_logs()
+    front = None
     with stdout_reserved_for_protocol() as protocol_fd:
         app = build_app(
             effective_config_path(ctx, config_path),
@@ -154,41 +155,64 @@ def serve_command(
         )
         cli_app, app = app, _with_overrides(app, rerank_by_default, debounce_ms)
         plan = resolve_plan(app.config, transport=transport, bind=bind, port=port, i_know=i_know)
-        with discard_if_still_empty(app.db):  # a start-up that fails leaves no empty index behind
-            uncovered, example = _open_index(app)
-            if uncovered:
-                echo_err(
-                    f"warning: the index holds {uncovered} document(s) whose extension the active parser "
-                    f"set does not cover (for example {example}); they stay searchable but cannot be read. "
-                    "Run `groove index` to drop them."
-                )
-            service = KBService(app, log=lambda line: log.info("%s", line))
-            try:
-                # The models load behind the handshake: initialize and the listings answer at once,
-                # and the first call that needs a model waits for it.
-                service.load_models_in_background(_report_load_failure)
-                _start_watcher(service, app, no_watch or bool(read_only_cause(app.db)))
-                server = build_server(service)
-                resident = _start_resident(service, cli_app, model, reranker)
-            except BaseException:
-                service.close()
-                raise
-
-        def shutdown() -> None:
-            # stdio ends the process at once on a signal (os._exit): the socket goes first.
-            if resident is not None:
-                resident.close()
-            service.close()
-
+        if plan.kind == "stdio":  # from here on the client's lines are read and kept, none lost
+            front = start_front(protocol_fd)
         try:
-            if plan.kind == "stdio":
-                _serve_stdio(server, protocol_fd, shutdown)
-            else:
-                _serve_http(server, plan, app, service)
+            with discard_if_still_empty(app.db):  # a start-up that fails leaves no empty index behind
+                service = _start_service(app, no_watch, front)
+                try:
+                    from ..mcp import build_server
+
+                    server = build_server(service)
+                    resident = _start_resident(service, cli_app, model, reranker)
+                except BaseException:
+                    service.close()
+                    raise
+
+            def shutdown() -> None:
+                # stdio ends the process at once on a signal (os._exit): the socket goes first.
+                if resident is not None:
+                    resident.close()
+                service.close()
+
+            try:
+                if plan.kind == "stdio":
+                    _serve_stdio(server, protocol_fd, front, shutdown)
+                else:
+                    _serve_http(server, plan, app, service)
+            finally:
+                if resident is not None:
+                    resident.close()
+                service.close()
         finally:
-            if resident is not None:
-                resident.close()
-            service.close()
+            if front is not None:
+                front.close()
+
+
+def _start_service(app: App, no_watch: bool, front: Any) -> KBService:
+    """Open the index and pass its guards, answer the handshake (stdio), then start the models
+    loading and the watcher. Nothing here imports the MCP SDK."""
+    uncovered, example = _open_index(app)
+    if uncovered:
+        echo_err(
+            f"warning: the index holds {uncovered} document(s) whose extension the active parser "
+            f"set does not cover (for example {example}); they stay searchable but cannot be read. "
+            "Run `groove index` to drop them."
+        )
+    if front is not None:
+        front.open()  # the checks passed: the front may answer initialize while the rest loads
+    from ..service import KBService
+
+    service = KBService(app, log=lambda line: log.info("%s", line))
+    try:
+        # The models load behind the handshake: initialize and the listings answer at once, and
+        # the first call that needs a model waits for it.
+        service.load_models_in_background(_report_load_failure)
+        _start_watcher(service, app, no_watch or bool(read_only_cause(app.db)))
+    except BaseException:
+        service.close()
+        raise
+    return service
 
 
 def _start_resident(service: Any, cli_app: App, model: str | None, reranker: str | None) -> Any:
@@ -203,12 +227,13 @@ def _start_resident(service: Any, cli_app: App, model: str | None, reranker: str
     return resident
 
 
-def _serve_stdio(server: Any, protocol_fd: int | None, shutdown: Any) -> None:
-    from ..mcp.transport import serve_stdio
+def _serve_stdio(server: Any, protocol_fd: int | None, front: Any, shutdown: Any) -> None:
+    from ..mcp.stdio import serve_stdio
 
     serve_stdio(
         server,
         protocol_fd,
+        front,
         on_ready=lambda: echo_err("groove server ready (stdio transport)"),
         on_signal=shutdown,
     )
@@ -244,7 +269,8 @@ def _on_listening(app: App, address: str, page: str | None) -> None:
 
 def _serve_http(server: Any, plan: Any, app: App, service: Any) -> None:
     from ..mcp.gate import GatePolicy
-    from ..mcp.transport import SHUTDOWN_MESSAGE, HttpService, bind_socket, build_http_app, startup_warnings
+    from ..mcp.startup import SHUTDOWN_MESSAGE
+    from ..mcp.transport import HttpService, bind_socket, build_http_app, startup_warnings
     from ..web.marker import remove_marker
 
     http = app.config.transport.http

@@ -16,8 +16,6 @@ import logging
 import re
 from collections.abc import Callable
 from functools import partial
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as dist_version
 from typing import Any
 
 import anyio.to_thread
@@ -28,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 from ..errors import GrooveError
 from ..service import KBService
 from . import tools
+from .identity import INSTRUCTIONS, SERVER_NAME, core_version
 from .prompts import PROMPTS, PromptArgumentError, render_prompt
 from .resources import DOC_TEMPLATE, TOPIC_MIME, ResourceNotFound, list_topic_groups, read_resource
 from .schemas import TOOLS, ArgumentError, ToolSpec
@@ -35,18 +34,7 @@ from .schemas import TOOLS, ArgumentError, ToolSpec
 log = logging.getLogger("grooveseek.mcp")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
-SERVER_NAME = "grooveseek"
 RESOURCE_NOT_FOUND = -32002  # R7.33: the MCP "resource not found" code of the 2025 protocol revisions
-
-INSTRUCTIONS = (
-    "GrooveSeek searches a local knowledge base. Start with `search` (hybrid vector + full-text; each hit "
-    "is a snippet with a `location` path:line); read the document with `get_document` before relying on "
-    "it, using the `path` exactly as search returns it (`from_line`/`to_line` read just the lines around a "
-    "hit); use `list_topics` to see the categories and topics that `search` can filter on, and "
-    "`get_connection_graph` to find related documents a query's words did not reach. Every tool answers "
-    'JSON; a refusal arrives as {"error": "..."} with isError set. Cite the path of every document you '
-    "use, and say so when `low_confidence` is true or the knowledge base is silent."
-)
 
 _HANDLERS: dict[str, Callable[..., Any]] = {
     "search": tools.search,
@@ -56,16 +44,6 @@ _HANDLERS: dict[str, Callable[..., Any]] = {
     "rebuild_index": tools.rebuild_index,
     "get_connection_graph": tools.get_connection_graph,
 }
-
-
-def core_version() -> str:
-    """The ``grooveseek-core`` version (R7.1), falling back to the source tree's."""
-    try:
-        return dist_version("grooveseek-core")
-    except PackageNotFoundError:
-        from .. import __version__
-
-        return __version__
 
 
 def dump(value: Any) -> str:
