@@ -209,6 +209,10 @@ def _start_service(app: App, no_watch: bool, front: Any) -> KBService:
         # the first call that needs a model waits for it.
         service.load_models_in_background(_report_load_failure)
         _start_watcher(service, app, no_watch or bool(read_only_cause(app.db)))
+        if front is not None:  # the first tool calls are answered before the SDK has loaded
+            from ..mcp.calls import call_tool_result, run_tool
+
+            front.serve_tools(lambda name, arguments: call_tool_result(run_tool(service, name, arguments)))
     except BaseException:
         service.close()
         raise
@@ -230,13 +234,12 @@ def _start_resident(service: Any, cli_app: App, model: str | None, reranker: str
 def _serve_stdio(server: Any, protocol_fd: int | None, front: Any, shutdown: Any) -> None:
     from ..mcp.stdio import serve_stdio
 
-    serve_stdio(
-        server,
-        protocol_fd,
-        front,
-        on_ready=lambda: echo_err("groove server ready (stdio transport)"),
-        on_signal=shutdown,
-    )
+    def ready() -> None:
+        if front is not None:
+            front.handover()
+        echo_err("groove server ready (stdio transport)")
+
+    serve_stdio(server, protocol_fd, front, on_ready=ready, on_signal=shutdown)
 
 
 def _page_url(sock: Any) -> str | None:

@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import IO, Any, cast
 
 from .identity import initialize_reply
@@ -34,6 +35,7 @@ from .identity import initialize_reply
 log = logging.getLogger("grooveseek.mcp")
 
 _TOP_KEYS = {"jsonrpc", "id", "method", "params"}
+MAX_FRONT_CALLS = 4  # tool calls the front runs at once before it leaves the rest to the SDK
 # ``ClientCapabilities`` as the SDK validates it (mcp_types): a known key holds an object (these
 # nested ones), a boolean (``listChanged``) or null; unknown keys are ignored; "map" is
 # ``dict[str, dict]``. A shape outside this is left to the SDK to judge.
@@ -114,16 +116,47 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+def _call_answerable(message: dict[str, Any]) -> bool:
+    """A ``tools/call`` of one of the six tools, in the plain shape (no ``_meta``): its answer
+    depends only on the tool (an unknown name, a protocol error, is left to the SDK)."""
+    from .schemas import TOOLS
+
+    params = message.get("params")
+    if not isinstance(params, dict) or not set(params) <= {"name", "arguments"}:
+        return False
+    arguments = params.get("arguments")
+    return params.get("name") in TOOLS and (arguments is None or isinstance(arguments, dict))
+
+
+def _plain(message: dict[str, Any]) -> bool:
+    """A request in JSON-RPC 2.0's plain shape: no extra member, an id that is a number or string."""
+    request_id = message.get("id")
+    valid_id = isinstance(request_id, (int, str)) and not isinstance(request_id, bool)
+    return valid_id and set(message) <= _TOP_KEYS and message.get("jsonrpc") == "2.0"
+
+
+def _reply_line(request_id: int | str, result: dict[str, Any]) -> str:
+    """A JSON-RPC response as the SDK's stdio writer spells it (keys of the result sorted)."""
+    body = json.dumps(result, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return f'{{"jsonrpc":"2.0","id":{json.dumps(request_id, ensure_ascii=False)},"result":{body}}}'
+
+
 class StdioFront:
-    """Stdin relayed to the SDK, the first ``initialize`` answered early, one writer on stdout."""
+    """Stdin relayed to the SDK; the first requests answered here until the SDK serves; one writer
+    on stdout."""
 
     def __init__(self, stdin_fd: int, protocol_fd: int) -> None:
         self._stdin = stdin_fd
         self._out = protocol_fd
         self._relay_r, self._relay_w = os.pipe()
         self._open = threading.Event()
+        self._tools_ready = threading.Event()
+        self._tools: Callable[[str, dict[str, Any] | None], dict[str, Any]] | None = None
         self._lock = threading.Lock()  # one line at a time on stdout, and guards ``_answered``
         self._answered: tuple[int | str, str] | None = None
+        self._initialized = False  # the front answered initialize
+        self._aside = False  # the front answers nothing more: every line goes to the SDK
+        self._calls = threading.BoundedSemaphore(MAX_FRONT_CALLS)
         self._thread = threading.Thread(target=self._pump, name="groove-stdio-front", daemon=True)
 
     def start(self) -> None:
@@ -132,6 +165,17 @@ class StdioFront:
     def open(self) -> None:
         """Start-up has passed its checks: the handshake may be answered from now on."""
         self._open.set()
+
+    def serve_tools(self, run: Callable[[str, dict[str, Any] | None], dict[str, Any]]) -> None:
+        """Answer ``tools/call`` until the SDK serves: ``run(name, arguments)`` is the result's wire
+        form (``calls.call_tool_result`` of ``calls.run_tool``)."""
+        self._tools = run
+        self._tools_ready.set()
+
+    def handover(self) -> None:
+        """The SDK serves now: every request from here on is relayed to it."""
+        self._aside = True
+        self._tools_ready.set()  # a call waiting for the tools goes to the SDK instead
 
     def close(self) -> None:
         """Point fd 0 back at the client's stdin (the reader thread may still block on its copy,
@@ -151,27 +195,72 @@ class StdioFront:
     # -- the reader thread ---------------------------------------------------------------------------
     def _pump(self) -> None:
         reader = os.fdopen(self._stdin, "rb", closefd=False)
-        first_request = True
         try:
             for line in iter(reader.readline, b""):
-                if first_request:
-                    message = _parse(line)
-                    if _is_request(message):
-                        first_request = False
-                        if answerable(message):
-                            self._open.wait()
-                            self._answer(message["id"], message["params"]["protocolVersion"])
+                if not self._aside and self._took(line):
+                    continue
                 _write_all(self._relay_w, line)
         except OSError as exc:  # stdin or the relay failed: the SDK sees end of input, as on EOF
             log.debug("stdio front stopped reading: %s", exc)
         finally:
             os.close(self._relay_w)
 
-    def _answer(self, request_id: int | str, requested: str) -> None:
+    def _took(self, line: bytes) -> bool:
+        """Answer ``line`` here if the front may; True when it must not be relayed to the SDK.
+
+        A notification is relayed and changes nothing. The first other line the front does not
+        answer sets it aside for good, so no answer of the front can overtake the SDK's answer to an
+        earlier request. ``initialize`` is answered and relayed, so the SDK's session is initialised.
+        """
+        message = _parse(line)
+        if isinstance(message, dict) and "method" in message and "id" not in message:
+            return False
+        if not _is_request(message):
+            self._aside = True
+            return False
+        method = message["method"]
+        if not self._initialized:
+            if method == "initialize" and answerable(message):
+                self._open.wait()
+                self._answer_initialize(message["id"], message["params"]["protocolVersion"])
+                self._initialized = True
+            else:
+                self._aside = True
+            return False
+        if method == "ping" and _plain(message) and message.get("params") in (None, {}):
+            self._write_line(_reply_line(message["id"], {}))
+            return True
+        if method == "tools/call" and _plain(message) and _call_answerable(message):
+            self._tools_ready.wait()
+            if not self._aside and self._calls.acquire(blocking=False):
+                params = message["params"]
+                args = (message["id"], params["name"], params.get("arguments"))
+                threading.Thread(
+                    target=self._run_call, args=args, name="groove-front-call", daemon=True
+                ).start()
+                return True
+        self._aside = True
+        return False
+
+    def _run_call(self, request_id: int | str, name: str, arguments: dict[str, Any] | None) -> None:
+        try:
+            assert self._tools is not None
+            self._write_line(_reply_line(request_id, self._tools(name, arguments)))
+        except OSError as exc:  # the client went away: nothing to answer
+            log.debug("stdio front could not answer %s: %s", name, exc)
+        finally:
+            self._calls.release()
+
+    def _answer_initialize(self, request_id: int | str, requested: str) -> None:
         reply = initialize_reply(request_id, requested)
         with self._lock:
             self._answered = (request_id, reply)
             _write_all(self._out, (reply + "\n").encode("utf-8"))
+
+    def _write_line(self, line: str) -> None:
+        data = (line + "\n").encode("utf-8")
+        with self._lock:
+            _write_all(self._out, data)
 
     # -- the SDK's writes ----------------------------------------------------------------------------
     def write_sdk_line(self, text: str) -> None:
