@@ -159,11 +159,14 @@ def serve_command(
             front = start_front(protocol_fd)
         try:
             with discard_if_still_empty(app.db):  # a start-up that fails leaves no empty index behind
-                service = _start_service(app, no_watch, front)
+                service = _start_service(app, front)
                 try:
+                    if front is not None:  # the SDK's import would slow the first search down
+                        front.wait_for_sdk_wanted()
                     from ..mcp import build_server
 
                     server = build_server(service)
+                    _start_watcher(service, app, no_watch or bool(read_only_cause(app.db)))
                     resident = _start_resident(service, cli_app, model, reranker)
                 except BaseException:
                     service.close()
@@ -189,9 +192,9 @@ def serve_command(
                 front.close()
 
 
-def _start_service(app: App, no_watch: bool, front: Any) -> KBService:
-    """Open the index and pass its guards, answer the handshake (stdio), then start the models
-    loading and the watcher. Nothing here imports the MCP SDK."""
+def _start_service(app: App, front: Any) -> KBService:
+    """Open the index and pass its guards, let the stdio front answer the handshake, then start the
+    models loading and hand the front the tools. Nothing here imports the MCP SDK."""
     uncovered, example = _open_index(app)
     if uncovered:
         echo_err(
@@ -206,9 +209,8 @@ def _start_service(app: App, no_watch: bool, front: Any) -> KBService:
     service = KBService(app, log=lambda line: log.info("%s", line))
     try:
         # The models load behind the handshake: initialize and the listings answer at once, and
-        # the first call that needs a model waits for it.
-        service.load_models_in_background(_report_load_failure)
-        _start_watcher(service, app, no_watch or bool(read_only_cause(app.db)))
+        # the first call that needs a model waits for it (a query only for the model it reads).
+        service.load_models_in_background(_report_load_failure, front.want_sdk if front else lambda: None)
         if front is not None:  # the first tool calls are answered before the SDK has loaded
             from ..mcp.calls import call_tool_result, run_tool
 

@@ -157,6 +157,7 @@ class StdioFront:
         self._initialized = False  # the front answered initialize
         self._aside = False  # the front answers nothing more: every line goes to the SDK
         self._calls = threading.BoundedSemaphore(MAX_FRONT_CALLS)
+        self._sdk_wanted = threading.Event()
         self._thread = threading.Thread(target=self._pump, name="groove-stdio-front", daemon=True)
 
     def start(self) -> None:
@@ -171,6 +172,16 @@ class StdioFront:
         form (``calls.call_tool_result`` of ``calls.run_tool``)."""
         self._tools = run
         self._tools_ready.set()
+
+    def want_sdk(self) -> None:
+        """Something needs the SDK now (the models have loaded, or a line the front does not answer
+        arrived, or stdin ended): ``serve`` stops holding its import back."""
+        self._sdk_wanted.set()
+
+    def wait_for_sdk_wanted(self) -> None:
+        """Hold the SDK's import back while the front answers everything that arrives and the models
+        load: on two cores the import (a CPU-second) would slow the first search down."""
+        self._sdk_wanted.wait()
 
     def handover(self) -> None:
         """The SDK serves now: every request from here on is relayed to it."""
@@ -204,6 +215,7 @@ class StdioFront:
             log.debug("stdio front stopped reading: %s", exc)
         finally:
             os.close(self._relay_w)
+            self.want_sdk()
 
     def _took(self, line: bytes) -> bool:
         """Answer ``line`` here if the front may; True when it must not be relayed to the SDK.
@@ -216,7 +228,7 @@ class StdioFront:
         if isinstance(message, dict) and "method" in message and "id" not in message:
             return False
         if not _is_request(message):
-            self._aside = True
+            self._step_aside()
             return False
         method = message["method"]
         if not self._initialized:
@@ -225,7 +237,7 @@ class StdioFront:
                 self._answer_initialize(message["id"], message["params"]["protocolVersion"])
                 self._initialized = True
             else:
-                self._aside = True
+                self._step_aside()
             return False
         if method == "ping" and _plain(message) and message.get("params") in (None, {}):
             self._write_line(_reply_line(message["id"], {}))
@@ -239,8 +251,12 @@ class StdioFront:
                     target=self._run_call, args=args, name="groove-front-call", daemon=True
                 ).start()
                 return True
-        self._aside = True
+        self._step_aside()
         return False
+
+    def _step_aside(self) -> None:
+        self._aside = True
+        self.want_sdk()
 
     def _run_call(self, request_id: int | str, name: str, arguments: dict[str, Any] | None) -> None:
         try:
