@@ -1,11 +1,15 @@
 """``groove serve``: the MCP server over stdio or Streamable HTTP (SPEC §8.2, R8.7-R8.8, R7.41-R7.54).
 
-Start-up runs in the order of R8.8, with one deliberate change: config and plugins, the transport
-plan (flags only, so a refused command line fails before anything is opened), open or create the
-index (R4.43), the folder and model guards, the R4.44 warning, the embedder and reranker loading in
-a background thread, the watcher, the transport, the ready line. The handshake and the listings do
-not wait for the model (clients with short start-up timeouts gave up); the first search does.
-Anything that fails before "ready" is a ``GrooveError``: ``Error: <message>`` and exit 1. Over stdio,
+Start-up runs in the order of R8.8, with two deliberate changes (docs/mcp.md, "Start-up"): config and
+plugins, the transport plan (flags only, so a refused command line fails before anything is
+opened); over stdio the front (``mcp.front``) then takes stdin and keeps every line; open or create
+the index (R4.43), the folder and model guards, the R4.44 warning; the front may now answer
+``initialize``; the embedder and reranker loading in a background thread, the front answering the
+first tool calls; then, over stdio once the models have loaded or a request needs the SDK, the
+SDK's import, the watcher, the resident socket, the transport, the ready line. Neither the
+handshake nor the listings wait for the model (clients with short start-up timeouts gave up); a
+search waits for the model it reads. Anything that fails before "ready" is a ``GrooveError``:
+``Error: <message>`` and exit 1; before the guards pass nothing at all is answered. Over stdio,
 stdout carries nothing but the protocol from the first line of this command on (R0.15).
 """
 
