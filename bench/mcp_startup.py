@@ -171,10 +171,8 @@ def report(times: dict[str, list[Row]], runs: int, load_before: str) -> None:
         cells = "".join(f"{statistics.median(r[column] for r in times[n]):>12.3f}" for n in names)
         print(f"{column:<{width}}{cells}")
     for lang in QUERIES:
-        ratios = "".join(
-            f"{statistics.median(r[f'serve {lang} 1st result'] / r[f'one-shot {lang} wall'] for r in times[n]):>12.2f}"
-            for n in names
-        )
+        served, alone = f"serve {lang} 1st result", f"one-shot {lang} wall"
+        ratios = "".join(f"{statistics.median(r[served] / r[alone] for r in times[n]):>12.2f}" for n in names)
         print(f"{'serve/one-shot ' + lang:<{width}}{ratios}")
     for i, name in enumerate(names):
         print(f"build {i + 1}: {name}")

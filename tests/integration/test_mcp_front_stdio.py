@@ -167,3 +167,31 @@ def test_a_failed_start_answers_nothing_even_to_an_early_initialize(kb: IndexedK
     )
     assert proc.returncode == 1 and proc.stdout == b""
     assert b"Error: embedding model mismatch" in proc.stderr
+
+
+def test_calls_sent_just_before_stdin_ends_are_still_answered(kb: IndexedKB) -> None:
+    # The client writes its handshake and a search and closes its end at once: the front runs the
+    # search itself, and the server waits for it before closing the index and exiting.
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-03-26",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    messages = [initialize, _call(2, "search", {"query": "quality filter", "limit": 1})]
+    cmd = [sys.executable, "-m", "grooveseek", "--config", str(kb.config), "serve", "--no-watch"]
+    proc = subprocess.run(
+        cmd,
+        input=b"".join(json.dumps(m).encode() + b"\n" for m in messages),
+        capture_output=True,
+        timeout=DEADLINE,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2]
+    assert json.loads(answers[1]["result"]["content"][0]["text"])["results"]

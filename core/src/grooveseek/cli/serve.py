@@ -5,8 +5,8 @@ plugins, the transport plan (flags only, so a refused command line fails before 
 opened); over stdio the front (``mcp.front``) then takes stdin and keeps every line; open or create
 the index (R4.43), the folder and model guards, the R4.44 warning; the front may now answer
 ``initialize``; the embedder and reranker loading in a background thread, the front answering the
-first tool calls; then, over stdio once the models have loaded or a request needs the SDK, the
-SDK's import, the watcher, the resident socket, the transport, the ready line. Neither the
+first tool calls, the resident socket; then, over stdio once the models have loaded or a request
+needs the SDK, the SDK's import, the watcher, the transport, the ready line. Neither the
 handshake nor the listings wait for the model (clients with short start-up timeouts gave up); a
 search waits for the model it reads. Anything that fails before "ready" is a ``GrooveError``:
 ``Error: <message>`` and exit 1; before the guards pass nothing at all is answered. Over stdio,
@@ -164,15 +164,18 @@ def serve_command(
         try:
             with discard_if_still_empty(app.db):  # a start-up that fails leaves no empty index behind
                 service = _start_service(app, front)
+                resident = None
                 try:
+                    resident = _start_resident(service, cli_app, model, reranker)
                     if front is not None:  # the SDK's import would slow the first search down
                         front.wait_for_sdk_wanted()
                     from ..mcp import build_server
 
                     server = build_server(service)
                     _start_watcher(service, app, no_watch or bool(read_only_cause(app.db)))
-                    resident = _start_resident(service, cli_app, model, reranker)
                 except BaseException:
+                    if resident is not None:
+                        resident.close()
                     service.close()
                     raise
 
@@ -246,6 +249,8 @@ def _serve_stdio(server: Any, protocol_fd: int | None, front: Any, shutdown: Any
         echo_err("groove server ready (stdio transport)")
 
     serve_stdio(server, protocol_fd, front, on_ready=ready, on_signal=shutdown)
+    if front is not None:  # stdin ended: the calls the front still runs answer before the service closes
+        front.drain()
 
 
 def _page_url(sock: Any) -> str | None:

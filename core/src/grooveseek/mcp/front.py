@@ -35,6 +35,7 @@ from .identity import initialize_reply
 log = logging.getLogger("grooveseek.mcp")
 
 _TOP_KEYS = {"jsonrpc", "id", "method", "params"}
+INTERNAL_ERROR = -32603
 MAX_FRONT_CALLS = 4  # tool calls the front runs at once before it leaves the rest to the SDK
 # ``ClientCapabilities`` as the SDK validates it (mcp_types): a known key holds an object (these
 # nested ones), a boolean (``listChanged``) or null; unknown keys are ignored; "map" is
@@ -141,6 +142,11 @@ def _reply_line(request_id: int | str, result: dict[str, Any]) -> str:
     return f'{{"jsonrpc":"2.0","id":{json.dumps(request_id, ensure_ascii=False)},"result":{body}}}'
 
 
+def _error_line(request_id: int | str, code: int, message: str) -> str:
+    error = json.dumps({"code": code, "message": message}, ensure_ascii=False, separators=(",", ":"))
+    return f'{{"jsonrpc":"2.0","id":{json.dumps(request_id, ensure_ascii=False)},"error":{error}}}'
+
+
 class StdioFront:
     """Stdin relayed to the SDK; the first requests answered here until the SDK serves; one writer
     on stdout."""
@@ -226,6 +232,8 @@ class StdioFront:
         """
         message = _parse(line)
         if isinstance(message, dict) and "method" in message and "id" not in message:
+            if not (set(message) <= _TOP_KEYS and message.get("jsonrpc") == "2.0"):
+                self._step_aside()  # the SDK answers a malformed one with an error
             return False
         if not _is_request(message):
             self._step_aside()
@@ -261,10 +269,22 @@ class StdioFront:
     def _run_call(self, request_id: int | str, name: str, arguments: dict[str, Any] | None) -> None:
         try:
             assert self._tools is not None
-            self._write_line(_reply_line(request_id, self._tools(name, arguments)))
+            try:
+                line = _reply_line(request_id, self._tools(name, arguments))
+            except Exception as exc:  # the tools answer their own failures; never leave a call unanswered
+                log.exception("stdio front: tool %s raised", name)
+                line = _error_line(request_id, INTERNAL_ERROR, f"{name} failed: {type(exc).__name__}: {exc}")
+            self._write_line(line)
         except OSError as exc:  # the client went away: nothing to answer
             log.debug("stdio front could not answer %s: %s", name, exc)
         finally:
+            self._calls.release()
+
+    def drain(self) -> None:
+        """Wait for the tool calls the front is running: stdin may end before they have answered."""
+        for _ in range(MAX_FRONT_CALLS):
+            self._calls.acquire()
+        for _ in range(MAX_FRONT_CALLS):
             self._calls.release()
 
     def _answer_initialize(self, request_id: int | str, requested: str) -> None:
