@@ -12,6 +12,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -197,6 +199,17 @@ def test_nothing_is_answered_before_open_and_every_line_reaches_the_sdk_in_order
     assert [m["id"] for m in _lines(os.read(out_r, 65536).decode())] == [3, 1]
 
 
+def test_with_no_call_waiting_the_models_load_at_once() -> None:
+    stdin_r, stdin_w = os.pipe()
+    _, out_w = os.pipe()
+    front = StdioFront(stdin_r, out_w)
+    front.start()
+    loaded: list[bool] = []
+    front.serve_tools(lambda name, arguments: {}, lambda: loaded.append(True))
+    assert loaded == [True]
+    os.close(stdin_w)
+
+
 def test_a_call_waits_for_the_tools_and_a_handover_sends_the_rest_to_the_sdk(service: KBService) -> None:
     stdin_r, stdin_w = os.pipe()
     out_r, out_w = os.pipe()
@@ -207,8 +220,24 @@ def test_a_call_waits_for_the_tools_and_a_handover_sends_the_rest_to_the_sdk(ser
     os.write(stdin_w, (json.dumps(_initialize(1, "2025-06-18")) + "\n" + json.dumps(call) + "\n").encode())
     reader = os.fdopen(out_r, "rb")
     assert json.loads(reader.readline())["id"] == 1
-    front.serve_tools(lambda name, arguments: call_tool_result(run_tool(service, name, arguments)))
+    order: list[str] = []
+    loading = threading.Event()
+
+    def run(name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        order.append("call")
+        return call_tool_result(run_tool(service, name, arguments))
+
+    def load() -> None:
+        order.append("load")
+        loading.set()
+
+    end = time.monotonic() + 30
+    while not front.call_waiting and time.monotonic() < end:
+        time.sleep(0.01)
+    assert front.call_waiting
+    front.serve_tools(run, load)  # a call is waiting: the models load once it has answered
     answer = json.loads(reader.readline())
+    assert loading.wait(30) and order == ["call", "load"]
     assert answer["id"] == 7 and json.loads(answer["result"]["content"][0]["text"])[0]["file_count"] >= 1
     front.handover()
     os.write(stdin_w, (json.dumps({**call, "id": 8}) + "\n").encode())

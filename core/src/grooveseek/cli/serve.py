@@ -217,11 +217,17 @@ def _start_service(app: App, front: Any) -> KBService:
     try:
         # The models load behind the handshake: initialize and the listings answer at once, and
         # the first call that needs a model waits for it (a query only for the model it reads).
-        service.load_models_in_background(_report_load_failure, front.want_sdk if front else lambda: None)
-        if front is not None:  # the first tool calls are answered before the SDK has loaded
+        def load() -> None:
+            service.load_models_in_background(_report_load_failure, front.want_sdk if front else lambda: None)
+
+        if front is None:
+            load()
+        else:  # the first tool calls are answered before the SDK has loaded
             from ..mcp.calls import call_tool_result, run_tool
 
-            front.serve_tools(lambda name, arguments: call_tool_result(run_tool(service, name, arguments)))
+            front.serve_tools(
+                lambda name, arguments: call_tool_result(run_tool(service, name, arguments)), load
+            )
     except BaseException:
         service.close()
         raise

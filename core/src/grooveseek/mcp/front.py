@@ -164,6 +164,9 @@ class StdioFront:
         self._aside = False  # the front answers nothing more: every line goes to the SDK
         self._calls = threading.BoundedSemaphore(MAX_FRONT_CALLS)
         self._sdk_wanted = threading.Event()
+        self._first_lock = threading.Lock()  # the waiting call vs serve_tools
+        self._call_waiting = False
+        self._after_first_call: Callable[[], None] | None = None
         self._thread = threading.Thread(target=self._pump, name="groove-stdio-front", daemon=True)
 
     def start(self) -> None:
@@ -173,11 +176,27 @@ class StdioFront:
         """Start-up has passed its checks: the handshake may be answered from now on."""
         self._open.set()
 
-    def serve_tools(self, run: Callable[[str, dict[str, Any] | None], dict[str, Any]]) -> None:
+    def serve_tools(
+        self, run: Callable[[str, dict[str, Any] | None], dict[str, Any]], then: Callable[[], None]
+    ) -> None:
         """Answer ``tools/call`` until the SDK serves: ``run(name, arguments)`` is the result's wire
-        form (``calls.call_tool_result`` of ``calls.run_tool``)."""
-        self._tools = run
-        self._tools_ready.set()
+        form (``calls.call_tool_result`` of ``calls.run_tool``). ``then`` (the models' background
+        load) runs now, or, when a call is already waiting, once that call has answered: the call
+        then loads only the model it reads, with the cores to itself (issue 24)."""
+        with self._first_lock:
+            self._tools = run
+            deferred = self._call_waiting
+            if deferred:
+                self._after_first_call = then
+            self._tools_ready.set()
+        if not deferred:
+            then()
+
+    @property
+    def call_waiting(self) -> bool:
+        """A ``tools/call`` arrived before ``serve_tools`` and waits for it."""
+        with self._first_lock:
+            return self._call_waiting and self._tools is None
 
     def want_sdk(self) -> None:
         """Something needs the SDK now (the models have loaded, or a line the front does not answer
@@ -251,6 +270,8 @@ class StdioFront:
             self._write_line(_reply_line(message["id"], {}))
             return True
         if method == "tools/call" and _plain(message) and _call_answerable(message):
+            with self._first_lock:
+                self._call_waiting = self._tools is None
             self._tools_ready.wait()
             if not self._aside and self._calls.acquire(blocking=False):
                 params = message["params"]
@@ -259,6 +280,7 @@ class StdioFront:
                     target=self._run_call, args=args, name="groove-front-call", daemon=True
                 ).start()
                 return True
+            self._first_call_done()  # the waiting call goes to the SDK: the load must not wait for it
         self._step_aside()
         return False
 
@@ -279,6 +301,13 @@ class StdioFront:
             log.debug("stdio front could not answer %s: %s", name, exc)
         finally:
             self._calls.release()
+            self._first_call_done()
+
+    def _first_call_done(self) -> None:
+        with self._first_lock:
+            then, self._after_first_call = self._after_first_call, None
+        if then is not None:
+            then()
 
     def drain(self) -> None:
         """Wait for the tool calls the front is running: stdin may end before they have answered."""
