@@ -300,8 +300,8 @@ class StdioFront:
         except OSError as exc:  # the client went away: nothing to answer
             log.debug("stdio front could not answer %s: %s", name, exc)
         finally:
-            self._calls.release()
             self._first_call_done()
+            self._calls.release()
 
     def _first_call_done(self) -> None:
         with self._first_lock:
