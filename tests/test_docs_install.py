@@ -121,3 +121,37 @@ def test_every_install_line_names_checkout_packages_whose_workspace_needs_are_me
     assert not missing, (
         f"{where.relative_to(ROOT)}: `pip install {line}` would look {sorted(missing)} up on PyPI"
     )
+
+
+def _hinted_packages() -> set[str]:
+    from grooveseek import plugins
+
+    hints = (plugins.PACKAGE_HINTS, plugins.EMBEDDER_HINTS, plugins.RERANKER_HINTS)
+    return {package for table in hints for package in table.values()} | {"groove-postgres"}
+
+
+def test_every_package_an_error_may_hint_at_is_known_to_the_install_hint() -> None:
+    from grooveseek.installhint import CHECKOUT_GROUPS
+
+    assert _hinted_packages() <= set(CHECKOUT_GROUPS)
+    shipped = {name for name, (folder, _) in _workspace().items() if not folder.name.startswith("_")}
+    assert set(CHECKOUT_GROUPS) == shipped - {"grooveseek", "grooveseek-core"}  # _template: an example
+
+
+@pytest.mark.parametrize("package", sorted(_hinted_packages()))
+def test_every_install_hint_works_when_pasted_from_anywhere(package: str) -> None:
+    # The hints of the error messages (R1.15), pasted: this interpreter's pip on the package's
+    # folder in this checkout, whose workspace needs the base install already met.
+    import sys
+
+    from grooveseek.installhint import install_command
+
+    argv = shlex.split(install_command(package))
+    assert argv[:4] == [sys.executable, "-m", "pip", "install"] and len(argv) == 5, argv
+    folder = Path(argv[4])
+    assert folder.is_absolute()
+    line = "./" + folder.relative_to(ROOT).as_posix()
+    named = _named(line)
+    assert named == {package}
+    missing = _closure(named) - named - _closure(_base())
+    assert not missing, f"`{install_command(package)}` would look {sorted(missing)} up on PyPI"

@@ -20,6 +20,7 @@ from mcp.client.stdio import stdio_client
 
 from grooveseek.cli import cli
 from grooveseek.cli.mcpconfig import CLIENTS
+from grooveseek.index.guard import db_path_for
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -121,6 +122,22 @@ def test_mcp_config_prints_each_clients_shape_with_absolute_paths(client: str, t
     document, stderr = _mcp_config(client, "--kb-path", "notes", "--transport", "http", "--port", "3111")
     assert check_shape(client, document, transport="http")["url"] == "http://127.0.0.1:3111/mcp"
     assert "--transport http --port 3111" in stderr
+
+
+def test_the_index_found_now_is_pinned_for_a_client_without_the_shells_environment(
+    tmp_path: Path, monkeypatch
+):
+    # Issue 24: a GUI client does not see XDG_DATA_HOME / GROOVE_DATA_HOME from the shell profile,
+    # so without the pin it would look for (and create) another index in another data folder.
+    kb = tmp_path / "notes"
+    kb.mkdir()
+    monkeypatch.setenv("GROOVE_DATA_HOME", str(tmp_path / "data"))
+    document, _ = _mcp_config("claude-desktop", "--kb-path", str(kb))
+    args = check_shape("claude-desktop", document, transport="stdio")["args"]
+    pinned = args[args.index("--index-path") + 1]
+    assert pinned == str(db_path_for(kb.resolve())) and pinned.startswith(str(tmp_path / "data"))
+    _, stderr = _mcp_config("cursor", "--kb-path", str(kb), "--transport", "http")
+    assert f"--index-path {pinned}" in stderr  # the command that starts the HTTP server too
 
 
 def test_claude_code_gets_a_claude_mcp_add_command_for_either_transport(tmp_path: Path):

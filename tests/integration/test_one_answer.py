@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from typing import Any
 
 import anyio
@@ -26,7 +27,7 @@ from grooveseek.eval.grid import condition_search
 from grooveseek.eval.tune import DEFAULT_CONDITION
 from grooveseek.index.guard import db_path_for
 from grooveseek.resident import sock
-from grooveseek.testing.servers import serve_http, serve_stdio
+from grooveseek.testing.servers import DEADLINE, serve_http, serve_stdio
 from grooveseek.types import round_score
 from tests.conftest import FIXTURES, IndexedKB
 
@@ -91,7 +92,11 @@ def served_stdio(kb: IndexedKB, tmp_path_factory: pytest.TempPathFactory) -> dic
     out: dict[str, dict[str, Ranked]] = {"resident": {}, "mcp-stdio": {}}
     log = tmp_path_factory.mktemp("one-answer-log") / "serve.log"
     with serve_stdio(kb.config, log, "--no-watch") as session, pytest.MonkeyPatch.context() as m:
-        assert sock.socket_path(db_path_for(kb.kb.resolve())).exists()
+        # The stdio front answers the handshake before the resident socket opens (issue 24).
+        socket_file, end = sock.socket_path(db_path_for(kb.kb.resolve())), time.monotonic() + DEADLINE
+        while not socket_file.exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        assert socket_file.exists()
 
         def refuse(*_: object, **__: object) -> str:
             raise AssertionError("ran in-process although a resident server was up")

@@ -11,8 +11,10 @@ from pathlib import Path
 import anyio
 import apsw
 import mcp_types as types
+import numpy as np
 import pytest
 
+from grooveseek.composite import CompositeEmbedder
 from grooveseek.errors import ModelError, StoreError
 from grooveseek.index.guard import (
     KB_META,
@@ -23,25 +25,39 @@ from grooveseek.index.guard import (
     record_folder,
 )
 from grooveseek.mcp.server import _Handlers, _text_result, run_tool
+from grooveseek.serving.gate import FairGate
+from grooveseek.serving.loader import ModelLoader
+from grooveseek.serving.shared import SharedEmbedder
 from grooveseek.store.store import Store, peek_meta
 from grooveseek.testing import FakeEmbedder, make_service, write_kb
 from tests.unit.mcp_kit import BODY, config
 
 
 class GatedEmbedder(FakeEmbedder):
-    """A fake whose ``load()`` blocks until the test releases it (or fails when told to)."""
+    """A fake whose load blocks until the test releases it (or fails when told to). Like the real
+    plugins (docs/plugins.md), a query loads the model on first use, under the load's lock."""
 
-    def __init__(self) -> None:
-        super().__init__(16)
+    def __init__(self, dimension: int = 16, model_id: str = "fake") -> None:
+        super().__init__(dimension, model_id)
         self.release = threading.Event()
         self.started = threading.Event()
         self.fail_with: BaseException | None = None
+        self.loaded = False
+        self._lock = threading.Lock()
 
     def load(self) -> None:
-        self.started.set()
-        assert self.release.wait(30), "the test never released the load"
-        if self.fail_with is not None:
-            raise self.fail_with
+        with self._lock:
+            if self.loaded:
+                return
+            self.started.set()
+            assert self.release.wait(30), "the test never released the load"
+            if self.fail_with is not None:
+                raise self.fail_with
+            self.loaded = True
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.load()
+        return super().embed_query(text)
 
 
 @pytest.fixture
@@ -52,6 +68,7 @@ def gated(tmp_path: Path):
     service = make_service(kb, config(), embedder)
     service.rebuild()
     embedder.release.clear()
+    embedder.loaded = False
     yield service, embedder
     embedder.release.set()
     service.close()
@@ -103,6 +120,32 @@ def test_a_failed_load_is_reported_once_and_answers_every_search(gated):
         answer = run_tool(service, "search", {"query": "debounce"})
         assert "no weights" in answer["error"]
     assert len(_list_everything(service)["tools"].tools) == 6  # listings still work
+
+
+def test_a_served_query_waits_only_for_the_model_it_reads() -> None:
+    # Issue 24: the background load of a composite takes its parts in turn; a Japanese query reads
+    # only the multilingual part and must not wait for the English one still loading before it.
+    english, multilingual = GatedEmbedder(8, "en-part"), GatedEmbedder(8, "multi-part")
+    multilingual.languages = ("multilingual",)
+    shared = SharedEmbedder(CompositeEmbedder([english, multilingual]), FairGate(2))
+    done = threading.Event()
+    shared.loader = ModelLoader([shared.inner.load], lambda exc: None, done.set)
+    shared.loader.start()
+    try:
+        assert english.started.wait(10)  # the load is stuck on the first part
+        multilingual.release.set()
+        vector = shared.embed_query("東京の天気について教えてください")
+        assert not vector[:8].any() and vector[8:].any()  # routed to the multilingual part alone
+        assert not english.loaded and not done.is_set()
+        answers: list[object] = []
+        english_query = threading.Thread(target=lambda: answers.append(shared.embed_query("weather")))
+        english_query.start()
+        english_query.join(0.2)
+        assert not answers  # the English part is still loading: its query waits for it ...
+    finally:
+        english.release.set()
+    english_query.join(30)
+    assert answers and done.wait(10)  # ... and answers once it has loaded
 
 
 def test_tool_failures_set_is_error_and_keep_their_text(gated):

@@ -282,7 +282,7 @@ def test_a_client_hanging_up_mid_body_is_one_debug_line_not_a_traceback(caplog) 
 
     from starlette.requests import ClientDisconnect
 
-    from grooveseek.mcp.transport import quiet_third_party_logs
+    from grooveseek.mcp.startup import quiet_third_party_logs
 
     quiet_third_party_logs()
     quiet_third_party_logs()  # idempotent: one filter

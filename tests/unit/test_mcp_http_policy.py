@@ -13,7 +13,8 @@ import pytest
 from grooveseek.config import GrooveConfig, HttpConfig, TransportConfig
 from grooveseek.errors import ConfigError
 from grooveseek.mcp.gate import GatePolicy, HostPort, RefusalLog, parse_host, parse_origin
-from grooveseek.mcp.transport import resolve_plan, startup_warnings
+from grooveseek.mcp.startup import resolve_plan
+from grooveseek.mcp.transport import startup_warnings
 
 LOOPBACK = ipaddress.IPv4Address("127.0.0.1")
 

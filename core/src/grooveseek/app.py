@@ -26,6 +26,7 @@ from .config import (
 )
 from .errors import ConfigError, GrooveError, PluginLoadError
 from .index.guard import ModelChoice
+from .installhint import install_command
 from .interfaces import Embedder, Reranker
 from .plugins import (
     LoadedPlugins,
@@ -144,23 +145,28 @@ def follow_index(selection: PluginSelection, db: Path, kb: Path) -> PluginSelect
     return attrs.evolve(selection, embedder=recorded, embedder_from="index")
 
 
+def _sentence(text: str, install: str | None) -> str:
+    """``text`` with its full stop, unless it ends with the install command: that is pasted as is."""
+    return text if install and text.endswith(install) else text + "."
+
+
 def _missing_id_message(exc: MissingPluginError, loaded: LoadedConfig, source: str | None) -> str:
     """Name the flag or config key that selected a missing embedder or reranker (R1.4, R0.18)."""
     problem = f'"{exc.pid}": no installed package provides this {exc.what}; {exc.installed_text()}.'
-    install = f"pip install {exc.hint}" if exc.hint else None
+    install = install_command(exc.hint) if exc.hint else None
     if source is None:
         return str(exc)
     if source.startswith("--"):  # a flag: no file is involved
         fix = "Pass one of them" + (f", or install it with: {install}" if install else "")
-        return f"{source} {problem} {fix}."
+        return f"{source} {problem} {_sentence(fix, install)}"
     if source == "default":  # no key chose it, so there is no key to blame
-        fix = (f"Install it with: {install}, or set" if install else "Set") + " model to an installed id"
-        return f"model (built-in default) {problem} {fix}."
+        fix = "Set model to an installed id" + (f", or install it with: {install}" if install else "")
+        return f"model (built-in default) {problem} {_sentence(fix, install)}"
     if source == "[embedding].provider":
         fix = f"Install it with: {install}" if install else 'Set [embedding].provider = "fastembed"'
     else:
         fix = f"Set {source} to one of them" + (f", or install it with: {install}" if install else "")
-    cause = f"{source} = {problem} {fix}."
+    cause = f"{source} = {problem} {_sentence(fix, install)}"
     return f"{loaded.path}: invalid config\n{cause}" if loaded.path else cause
 
 

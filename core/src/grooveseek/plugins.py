@@ -27,6 +27,7 @@ from .composite import component_ids
 from .entrypoints import InstalledEntryPoint as EntryPoint
 from .entrypoints import scan
 from .errors import PluginLoadError
+from .installhint import install_command
 
 if TYPE_CHECKING:
     from .config import GrooveConfig
@@ -37,7 +38,7 @@ log = logging.getLogger("grooveseek.plugins")
 KINDS = ("parsers", "chunkers", "embedders", "rerankers", "grammars", "stores")
 BUILTINS = ("grooveseek.builtins.chunkers",)
 
-# R1.15: install hints for parser ids that have a known package.
+# R1.15: install hints for parser ids that have a known package (installhint words the command).
 PACKAGE_HINTS = {
     "md": "groove-md",
     "txt": "groove-txt",
@@ -92,7 +93,7 @@ class MissingPluginError(PluginLoadError):
         self.kind, self.pid, self.what, self.installed, self.hint = kind, pid, what, installed, hint
         super().__init__(
             f"{what} {pid!r} is not provided by any installed package; {self.installed_text()}."
-            + (f" Install it with: pip install {hint}." if hint else "")
+            + (f" Install it with: {install_command(hint)}" if hint else "")
         )
 
     def installed_text(self) -> str:
@@ -193,7 +194,7 @@ def _resolve_parser_ids(ids: Iterable[str]) -> list[tuple[str, str, EntryPoint]]
         elif pid in PACKAGE_HINTS:
             raise PluginLoadError(
                 f'[parsers].enabled names "{pid}", but no installed package provides it. '
-                f"Install it with: pip install {PACKAGE_HINTS[pid]}"
+                f"Install it with: {install_command(PACKAGE_HINTS[pid])}"
             )
         else:
             known = sorted(set(parsers) | set(grammars))
@@ -339,7 +340,7 @@ def load_store_backend(scheme: str, source: str, config: GrooveConfig) -> StoreB
     eps = available.get(scheme)
     if not eps:
         served = ", ".join(sorted(available)) or "none"
-        hint = " Install it with: pip install groove-postgres." if scheme in POSTGRES_SCHEMES else ""
+        hint = f" Install it with: {install_command('groove-postgres')}" if scheme in POSTGRES_SCHEMES else ""
         raise PluginLoadError(
             f"{source}: no installed store backend serves {scheme}:// URLs (installed: {served}).{hint} "
             "Or remove the setting to keep the index in a local file."

@@ -112,16 +112,20 @@ class KBService:
         self._closed = False
 
     # -- models --------------------------------------------------------------------------------
-    def load_models_in_background(self, on_error: Callable[[BaseException], None]) -> ModelLoader:
-        """Start loading the embedder and the reranker; model calls wait for it, nothing else does.
+    def load_models_in_background(
+        self, on_error: Callable[[BaseException], None], on_done: Callable[[], None] = lambda: None
+    ) -> ModelLoader:
+        """Start loading the embedder and the reranker; model calls wait for it (a query only for
+        the model it reads), nothing else does.
 
         ``serve`` uses this so the MCP handshake and the listings answer while the model loads
-        (clients give up on a slow ``initialize``); ``on_error`` reports a failed load once.
+        (clients give up on a slow ``initialize``); ``on_error`` reports a failed load once, and
+        ``on_done`` runs when the load has finished either way.
         """
         loads = [self.embedder.inner.load]
         if self.reranker is not None:
             loads.append(self.reranker.inner.load)
-        loader = ModelLoader(loads, on_error)
+        loader = ModelLoader(loads, on_error, on_done)
         self.embedder.loader = loader
         if self.reranker is not None:
             self.reranker.loader = loader

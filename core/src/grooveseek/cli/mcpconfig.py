@@ -1,9 +1,11 @@
 """``groove mcp-config CLIENT``: the MCP client configuration that starts (or reaches) this server.
 
-It prints the JSON each client documents, with the absolute path of the running ``groove`` and the
-absolute knowledge-base path, so a client started from any directory (or from a GUI, with another
-``PATH``) runs exactly this installation on exactly this folder. Nothing is opened or loaded: the
-config is read, the folder checked, and the JSON written to stdout; where to put it goes to stderr.
+It prints the JSON each client documents, with the absolute path of the running ``groove``, the
+absolute knowledge-base path and the absolute path of the index this command finds for it (always
+``--index-path``), so a client started from any directory (or from a GUI, with another ``PATH`` and
+without the shell's ``XDG_DATA_HOME``) runs exactly this installation on exactly this folder and
+index. Nothing is opened or loaded: the config is read, the folder checked, and the JSON written to
+stdout; where to put it goes to stderr.
 
 The shapes, per each client's documentation:
 
@@ -117,14 +119,13 @@ def mcp_config_command(
     config_path = effective_config_path(ctx, config_path)
     loaded = load_checked_config(config_path)
     kb = resolve_kb_path(loaded, kb_path)
-    index_path = index_path_of(ctx)
-    if index_path is not None:
-        index_path = str(resolve_index_path(loaded, index_path, kb))
+    # Pinned, whichever rule found it: a client started from a GUI may lack the shell's
+    # XDG_DATA_HOME / GROOVE_DATA_HOME and would look for the index in another data folder.
+    index_path = str(resolve_index_path(loaded, index_path_of(ctx), kb))
     serve = ["serve", "--kb-path", str(kb)]
     if config_path is not None:
         serve += ["--config", os.path.abspath(config_path)]
-    if index_path is not None:
-        serve += ["--index-path", index_path]
+    serve += ["--index-path", index_path]
     if model is not None:
         serve += ["--model", model]
     command = groove_command()

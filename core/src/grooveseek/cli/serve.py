@@ -1,11 +1,15 @@
 """``groove serve``: the MCP server over stdio or Streamable HTTP (SPEC §8.2, R8.7-R8.8, R7.41-R7.54).
 
-Start-up runs in the order of R8.8, with one deliberate change: config and plugins, the transport
-plan (flags only, so a refused command line fails before anything is opened), open or create the
-index (R4.43), the folder and model guards, the R4.44 warning, the embedder and reranker loading in
-a background thread, the watcher, the transport, the ready line. The handshake and the listings do
-not wait for the model (clients with short start-up timeouts gave up); the first search does.
-Anything that fails before "ready" is a ``GrooveError``: ``Error: <message>`` and exit 1. Over stdio,
+Start-up runs in the order of R8.8, with two deliberate changes (docs/mcp.md, "Start-up"): config and
+plugins, the transport plan (flags only, so a refused command line fails before anything is
+opened); over stdio the front (``mcp.front``) then takes stdin and keeps every line; open or create
+the index (R4.43), the folder and model guards, the R4.44 warning; the front may now answer
+``initialize``; the embedder and reranker loading in a background thread, the front answering the
+first tool calls, the resident socket; then, over stdio once the models have loaded or a request
+needs the SDK, the SDK's import, the watcher, the transport, the ready line. Neither the
+handshake nor the listings wait for the model (clients with short start-up timeouts gave up); a
+search waits for the model it reads. Anything that fails before "ready" is a ``GrooveError``:
+``Error: <message>`` and exit 1; before the guards pass nothing at all is answered. Over stdio,
 stdout carries nothing but the protocol from the first line of this command on (R0.15).
 """
 
@@ -155,14 +159,15 @@ def serve_command(
     i_know: bool,
 ) -> None:
     """Serve the knowledge base to MCP clients (stdio by default; --transport http for many clients)."""
-    # Imported here so `groove --help` stays light (R1.39): the MCP SDK, uvicorn and starlette.
-    from ..mcp import build_server
-    from ..mcp.transport import quiet_third_party_logs, resolve_plan, stdout_reserved_for_protocol
-    from ..service import KBService
+    # Light imports only until the handshake is answered (R1.39, issue 24): the MCP SDK, uvicorn,
+    # starlette and the search stack are imported once the stdio front has been opened.
+    from ..mcp.front import start_front
+    from ..mcp.startup import quiet_third_party_logs, resolve_plan, stdout_reserved_for_protocol
     from ..store.sidecar import disable_writes
 
     disable_writes()  # the vector sidecar is for one-shot processes (store/sidecar.py)
     quiet_third_party_logs()
+    front = None
     with stdout_reserved_for_protocol() as protocol_fd:
         app = build_app(
             effective_config_path(ctx, config_path),
@@ -173,41 +178,79 @@ def serve_command(
         )
         cli_app, app = app, _with_overrides(app, rerank_by_default, debounce_ms)
         plan = resolve_plan(app.config, transport=transport, bind=bind, port=port, i_know=i_know)
-        with discard_if_still_empty(app.db):  # a start-up that fails leaves no empty index behind
-            uncovered, example = _open_index(app)
-            if uncovered:
-                echo_err(
-                    f"warning: the index holds {uncovered} document(s) whose extension the active parser "
-                    f"set does not cover (for example {example}); they stay searchable but cannot be read. "
-                    "Run `groove index` to drop them."
-                )
-            service = KBService(app, log=lambda line: log.info("%s", line))
-            try:
-                # The models load behind the handshake: initialize and the listings answer at once,
-                # and the first call that needs a model waits for it.
-                service.load_models_in_background(_report_load_failure)
-                _start_watcher(service, app, no_watch or bool(read_only_cause(app.db)))
-                server = build_server(service)
-                resident = _start_resident(service, cli_app, model, reranker)
-            except BaseException:
-                service.close()
-                raise
-
-        def shutdown() -> None:
-            # stdio ends the process at once on a signal (os._exit): the socket goes first.
-            if resident is not None:
-                resident.close()
-            service.close()
-
+        if plan.kind == "stdio":  # from here on the client's lines are read and kept, none lost
+            front = start_front(protocol_fd)
         try:
-            if plan.kind == "stdio":
-                _serve_stdio(server, protocol_fd, shutdown)
-            else:
-                _serve_http(server, plan, app, service)
+            with discard_if_still_empty(app.db):  # a start-up that fails leaves no empty index behind
+                service = _start_service(app, front)
+                resident = None
+                try:
+                    resident = _start_resident(service, cli_app, model, reranker)
+                    if front is not None:  # the SDK's import would slow the first search down
+                        front.wait_for_sdk_wanted()
+                    from ..mcp import build_server
+
+                    server = build_server(service)
+                    _start_watcher(service, app, no_watch or bool(read_only_cause(app.db)))
+                except BaseException:
+                    if resident is not None:
+                        resident.close()
+                    service.close()
+                    raise
+
+            def shutdown() -> None:
+                # stdio ends the process at once on a signal (os._exit): the socket goes first.
+                if resident is not None:
+                    resident.close()
+                service.close()
+
+            try:
+                if plan.kind == "stdio":
+                    _serve_stdio(server, protocol_fd, front, shutdown)
+                else:
+                    _serve_http(server, plan, app, service)
+            finally:
+                if resident is not None:
+                    resident.close()
+                service.close()
         finally:
-            if resident is not None:
-                resident.close()
-            service.close()
+            if front is not None:
+                front.close()
+
+
+def _start_service(app: App, front: Any) -> KBService:
+    """Open the index and pass its guards, let the stdio front answer the handshake, then start the
+    models loading and hand the front the tools. Nothing here imports the MCP SDK."""
+    uncovered, example = _open_index(app)
+    if uncovered:
+        echo_err(
+            f"warning: the index holds {uncovered} document(s) whose extension the active parser "
+            f"set does not cover (for example {example}); they stay searchable but cannot be read. "
+            "Run `groove index` to drop them."
+        )
+    if front is not None:
+        front.open()  # the checks passed: the front may answer initialize while the rest loads
+    from ..service import KBService
+
+    service = KBService(app, log=lambda line: log.info("%s", line))
+    try:
+        # The models load behind the handshake: initialize and the listings answer at once, and
+        # the first call that needs a model waits for it (a query only for the model it reads).
+        def load() -> None:
+            service.load_models_in_background(_report_load_failure, front.want_sdk if front else lambda: None)
+
+        if front is None:
+            load()
+        else:  # the first tool calls are answered before the SDK has loaded
+            from ..mcp.calls import call_tool_result, run_tool
+
+            front.serve_tools(
+                lambda name, arguments: call_tool_result(run_tool(service, name, arguments)), load
+            )
+    except BaseException:
+        service.close()
+        raise
+    return service
 
 
 def _start_resident(service: Any, cli_app: App, model: str | None, reranker: str | None) -> Any:
@@ -222,15 +265,17 @@ def _start_resident(service: Any, cli_app: App, model: str | None, reranker: str
     return resident
 
 
-def _serve_stdio(server: Any, protocol_fd: int | None, shutdown: Any) -> None:
-    from ..mcp.transport import serve_stdio
+def _serve_stdio(server: Any, protocol_fd: int | None, front: Any, shutdown: Any) -> None:
+    from ..mcp.stdio import serve_stdio
 
-    serve_stdio(
-        server,
-        protocol_fd,
-        on_ready=lambda: echo_err("groove server ready (stdio transport)"),
-        on_signal=shutdown,
-    )
+    def ready() -> None:
+        if front is not None:
+            front.handover()
+        echo_err("groove server ready (stdio transport)")
+
+    serve_stdio(server, protocol_fd, front, on_ready=ready, on_signal=shutdown)
+    if front is not None:  # stdin ended: the calls the front still runs answer before the service closes
+        front.drain()
 
 
 def _page_url(sock: Any) -> str | None:
@@ -263,7 +308,8 @@ def _on_listening(app: App, address: str, page: str | None) -> None:
 
 def _serve_http(server: Any, plan: Any, app: App, service: Any) -> None:
     from ..mcp.gate import GatePolicy
-    from ..mcp.transport import SHUTDOWN_MESSAGE, HttpService, bind_socket, build_http_app, startup_warnings
+    from ..mcp.startup import SHUTDOWN_MESSAGE
+    from ..mcp.transport import HttpService, bind_socket, build_http_app, startup_warnings
     from ..web.marker import remove_marker
 
     http = app.config.transport.http

@@ -70,7 +70,7 @@ def ui_command(
 ) -> None:
     """Open the search page: reuse this index's running server or start one on 127.0.0.1."""
     from ..app import build_app
-    from ..mcp.transport import quiet_third_party_logs
+    from ..mcp.startup import quiet_third_party_logs
     from ..web.marker import running_server
 
     config = effective_config_path(ctx, config_path)

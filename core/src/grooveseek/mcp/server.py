@@ -11,13 +11,8 @@ threads, off the event loop (R7.5); the service takes the locks of R4.41.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
-from collections.abc import Callable
 from functools import partial
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as dist_version
 from typing import Any
 
 import anyio.to_thread
@@ -28,60 +23,15 @@ from mcp.shared.exceptions import MCPError
 from ..errors import GrooveError
 from ..service import KBService
 from . import tools
+from .calls import dump, is_failure, run_tool, wire_safe
+from .identity import INSTRUCTIONS, SERVER_NAME, core_version
 from .prompts import PROMPTS, PromptArgumentError, render_prompt
 from .resources import DOC_TEMPLATE, TOPIC_MIME, ResourceNotFound, list_topic_groups, read_resource
-from .schemas import TOOLS, ArgumentError, ToolSpec
+from .schemas import TOOLS, ToolSpec
 
 log = logging.getLogger("grooveseek.mcp")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
-SERVER_NAME = "grooveseek"
 RESOURCE_NOT_FOUND = -32002  # R7.33: the MCP "resource not found" code of the 2025 protocol revisions
-
-INSTRUCTIONS = (
-    "GrooveSeek searches a local knowledge base. Start with `search` (hybrid vector + full-text; each hit "
-    "is a snippet with a `location` path:line); read the document with `get_document` before relying on "
-    "it, using the `path` exactly as search returns it (`from_line`/`to_line` read just the lines around a "
-    "hit); use `list_topics` to see the categories and topics that `search` can filter on, and "
-    "`get_connection_graph` to find related documents a query's words did not reach. Every tool answers "
-    'JSON; a refusal arrives as {"error": "..."} with isError set. Cite the path of every document you '
-    "use, and say so when `low_confidence` is true or the knowledge base is silent."
-)
-
-_HANDLERS: dict[str, Callable[..., Any]] = {
-    "search": tools.search,
-    "list_topics": tools.list_topics,
-    "get_document": tools.get_document,
-    "get_best_practice": tools.get_best_practice,
-    "rebuild_index": tools.rebuild_index,
-    "get_connection_graph": tools.get_connection_graph,
-}
-
-
-def core_version() -> str:
-    """The ``grooveseek-core`` version (R7.1), falling back to the source tree's."""
-    try:
-        return dist_version("grooveseek-core")
-    except PackageNotFoundError:
-        from .. import __version__
-
-        return __version__
-
-
-def dump(value: Any) -> str:
-    """Compact JSON, non-ASCII unescaped (docs/mcp.md, "Answers"; replaces R6.55's indentation on MCP).
-
-    An agent pays for every byte of a tool result in context; indentation was a third of a search
-    answer. The CLI keeps pretty-printing for people.
-    """
-    return wire_safe(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
-
-
-def wire_safe(text: str) -> str:
-    """``text`` with any lone surrogate replaced by U+FFFD: it cannot be written as UTF-8, and one
-    in a reply killed the stdio server and made an HTTP reply invalid JSON. Nothing GrooveSeek
-    stores should hold one (the frontmatter refuses them); this is the last line of defence."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def _tool(spec: ToolSpec) -> types.Tool:
@@ -101,33 +51,11 @@ def _tool(spec: ToolSpec) -> types.Tool:
     )
 
 
-def is_failure(value: Any) -> bool:
-    """A tool's answer is a refusal or failure: the ``{"error": "..."}`` shape every tool uses."""
-    return isinstance(value, dict) and "error" in value
-
-
 def _text_result(value: Any) -> types.CallToolResult:
     """R7.3 (amended): one text item with the JSON; a failure keeps its ``{"error": ...}`` text and
     sets ``isError``, as the MCP specification asks, so clients that key on the flag see it."""
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=dump(value))]
     return types.CallToolResult(content=content, is_error=is_failure(value))
-
-
-def run_tool(service: KBService, name: str, arguments: dict[str, Any] | None) -> Any:
-    """Check the arguments and run one tool synchronously; the JSON value it answers with.
-
-    Unknown tool names raise ``KeyError``; everything else comes back in-band.
-    """
-    spec = TOOLS[name]
-    try:
-        kwargs = spec.check_arguments(arguments)
-    except ArgumentError as exc:
-        return {"error": str(exc)}
-    try:
-        return _HANDLERS[name](service, **kwargs)
-    except Exception as exc:  # the tools answer their own failures; this is the last line of defence
-        log.exception("tool %s raised", name)
-        return {"error": f"{name} failed: {type(exc).__name__}: {exc}"}
 
 
 class _Handlers:

@@ -1,106 +1,43 @@
-"""Running the MCP server: stdio by default, or Streamable HTTP on ``/mcp`` with ``/healthz``
-(SPEC R7.41-R7.54, R12.1-R12.2).
+"""Running the MCP server over Streamable HTTP on ``/mcp`` with ``/healthz`` (SPEC R7.42-R7.54,
+R12.1-R12.2).
 
-``resolve_plan`` decides the transport and bind address from flags and config (R7.43-R7.45) without
-touching the network, so a refused command line fails before any model loads. ``serve_stdio`` keeps
-stdout for the protocol alone (R0.15); ``HttpService`` binds one socket itself (to word a bind failure,
-R7.53, and to learn the real port of ``--port 0``), puts the ``gate`` in front of the SDK's app and runs
-uvicorn with GrooveSeek's logging and the read deadlines, connection cap and counted logs of ``abuse``.
+``HttpService`` binds one socket itself (to word a bind failure, R7.53, and to learn the real port of
+``--port 0``), puts the ``gate`` in front of the SDK's app and runs uvicorn with GrooveSeek's logging
+and the read deadlines, connection cap and counted logs of ``abuse``. The transport plan, stdout's
+reservation and the log settings shared with stdio are in ``startup``; stdio itself in ``stdio``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import ipaddress
 import logging
 import os
 import signal
 import socket
-import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import anyio
-import attrs
 import uvicorn
 from mcp.server import Server
-from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from ..config import HttpConfig, parse_bind
-from ..config.model import GrooveConfig
-from ..console import echo_err
-from ..errors import ConfigError, GrooveError
+from ..config import HttpConfig
+from ..errors import GrooveError
 from .abuse import AbuseLogs, ConnectionLimits, SessionRefusalFilter, guarded_protocol
 from .gate import HEALTHZ_PATH, MCP_PATH, Gate, GatePolicy
-from .malformed import AnswerMalformed
-
-IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+from .startup import IpAddress, TransportPlan, format_address, is_loopback
 
 MAX_BODY_BYTES = 1_048_576  # R7.50
 SEAT_IDLE_SECONDS = 3600.0  # R7.51 (design): a session idle for an hour gives its seat back
 DEFAULT_ALLOWED_HOSTS = HttpConfig().allowed_hosts
-SHUTDOWN_MESSAGE = "groove: shutdown signal received"
 GRACEFUL_SHUTDOWN_SECONDS = 5  # open SSE streams are closed after this instead of holding the exit
-
-
-@attrs.frozen
-class TransportPlan:
-    """The resolved transport; ``address`` (ip, port) is None for stdio."""
-
-    kind: str
-    address: tuple[IpAddress, int] | None = None
-
-
-def format_address(ip: IpAddress, port: int) -> str:
-    return f"[{ip}]:{port}" if ip.version == 6 else f"{ip}:{port}"
-
-
-def is_loopback(ip: IpAddress) -> bool:
-    mapped = getattr(ip, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is loopback too
-    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
-
-
-def resolve_plan(
-    config: GrooveConfig, *, transport: str | None, bind: str | None, port: int | None, i_know: bool
-) -> TransportPlan:
-    """R7.43-R7.45: the transport and bind address, checked, without opening anything.
-
-    Raises:
-        ConfigError: ``--bind``/``--port`` while the transport is stdio, a malformed ``--bind``, or a
-            non-loopback ``--bind`` without ``--i-know``.
-    """
-    kind = transport or config.transport.kind
-    if kind != "http":
-        if bind is not None or port is not None:
-            raise ConfigError(
-                '--bind / --port require --transport http (or [transport].kind = "http" in groove.toml); '
-                "currently resolved to stdio, which does not listen on any port."
-            )
-        return TransportPlan("stdio")
-    if bind is not None:
-        try:
-            address = parse_bind(bind)
-        except ValueError:
-            raise ConfigError(
-                f"--bind is not a valid socket address: {bind} (write <ip>:<port> or [<ipv6>]:<port>)"
-            ) from None
-        if not is_loopback(address[0]) and not i_know:
-            raise ConfigError(
-                f"refusing to bind {format_address(*address)} without --i-know: GrooveSeek has no "
-                "authentication, so anything that can reach this address can read the whole knowledge base"
-            )
-        return TransportPlan("http", address)
-    if port is not None:
-        return TransportPlan("http", (ipaddress.IPv4Address("127.0.0.1"), port))
-    return TransportPlan("http", parse_bind(config.transport.http.bind))
 
 
 def startup_warnings(plan: TransportPlan, http: HttpConfig, policy: GatePolicy, bound: str) -> list[str]:
@@ -129,86 +66,6 @@ def startup_warnings(plan: TransportPlan, http: HttpConfig, policy: GatePolicy, 
             "[transport.http].allowed_origins has no loopback entry: local browser clients will be refused"
         )
     return warnings
-
-
-# -- stdio -------------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def stdout_reserved_for_protocol() -> Iterator[int | None]:
-    """Point fd 1 at stderr for the whole command and yield a private duplicate of the real stdout.
-
-    Anything a plugin, a native library or a stray ``print`` writes to stdout while the server
-    starts or runs then lands on stderr, and the protocol stream stays clean (R0.15). fd 1 is
-    restored on exit. Yields None when the descriptors cannot be juggled (no stdout at all).
-    """
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError):
-        yield None
-        return
-    try:
-        os.dup2(2, 1)
-    except OSError:
-        os.close(saved)
-        yield None
-        return
-    try:
-        yield saved
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-def serve_stdio(
-    server: Server[Any],
-    protocol_fd: int | None,
-    *,
-    on_ready: Callable[[], None],
-    on_signal: Callable[[], None],
-) -> None:
-    """Serve one client over stdin/stdout until stdin closes (R7.41).
-
-    On SIGINT/SIGTERM ``on_signal`` runs (it releases the index) and the process ends at once: the
-    SDK reads stdin in a worker thread that no cancellation can interrupt, so waiting for it would
-    wait for the client to close the pipe.
-    """
-
-    async def main() -> None:
-        stdout = None
-        if protocol_fd is not None:
-            raw = os.fdopen(protocol_fd, "wb", closefd=False)
-            stdout = anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8", write_through=True))
-        async with (
-            stdio_server(stdout=stdout) as (read_stream, write_stream),
-            anyio.create_task_group() as tg,
-        ):
-            await tg.start(_exit_on_signal, on_signal)  # handlers are in place before "ready"
-            on_ready()
-            # Lines the SDK cannot read get an error reply instead of silence (mcp.malformed).
-            guarded = AnswerMalformed(read_stream, write_stream)
-            await server.run(guarded, write_stream, server.create_initialization_options())
-            tg.cancel_scope.cancel()
-
-    anyio.run(main)
-
-
-async def _exit_on_signal(
-    on_signal: Callable[[], None], *, task_status: Any = anyio.TASK_STATUS_IGNORED
-) -> None:
-    with contextlib.ExitStack() as stack:
-        try:
-            signals = stack.enter_context(anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM))
-        except NotImplementedError:  # Windows: Ctrl-C arrives as KeyboardInterrupt instead
-            task_status.started()
-            return
-        task_status.started()
-        async for _ in signals:
-            echo_err(SHUTDOWN_MESSAGE)
-            on_signal()
-            sys.stderr.flush()
-            os._exit(0)
 
 
 # -- Streamable HTTP ---------------------------------------------------------------------------------
@@ -362,26 +219,3 @@ class HttpService:
 
     def stop(self) -> None:
         self._server.should_exit = True
-
-
-class ClientGoneFilter(logging.Filter):
-    """The SDK logs a client that hangs up mid-request as an error with a full traceback; that is
-    the client's business, and any client could flood the log with it. One debug line instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        if exc is not None and type(exc).__name__ == "ClientDisconnect":
-            logging.getLogger("grooveseek.mcp").debug("a client disconnected before its request body arrived")
-            return False
-        return True
-
-
-def quiet_third_party_logs() -> None:
-    """The SDK logs every session at info level and uvicorn every start-up step; keep them for debug."""
-    logging.getLogger("mcp.server.streamable_http").addFilter(CLIENT_GONE)
-    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
-        for name in ("mcp", "uvicorn", "httpx", "httpx2"):
-            logging.getLogger(name).setLevel(logging.WARNING)
-
-
-CLIENT_GONE = ClientGoneFilter()  # one instance, so calling quiet_third_party_logs twice adds it once

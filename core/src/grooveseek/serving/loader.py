@@ -17,10 +17,14 @@ class ModelLoader:
     """
 
     def __init__(
-        self, loads: Sequence[Callable[[], None]], on_error: Callable[[BaseException], None]
+        self,
+        loads: Sequence[Callable[[], None]],
+        on_error: Callable[[BaseException], None],
+        on_done: Callable[[], None] = lambda: None,
     ) -> None:
         self._loads = tuple(loads)
         self._on_error = on_error
+        self._on_done = on_done  # after every load, or the failure: ``serve`` then imports the SDK
         self._done = threading.Event()
         self._error: BaseException | None = None
         # Not a daemon: a process that exits early (a bind failure, a signal) waits for the load to
@@ -40,6 +44,12 @@ class ModelLoader:
             self._on_error(exc)
         finally:
             self._done.set()
+            self._on_done()
+
+    def check(self) -> None:
+        """Raise what the load failed with, if it has failed; never waits for a load in progress."""
+        if self._done.is_set() and self._error is not None:
+            raise self._error
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the load has finished; raise what it failed with. False on a timeout."""

