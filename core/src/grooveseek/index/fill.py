@@ -54,6 +54,7 @@ class VectorFill:
         self.guard = guard
         self.filled = filled  # told how many vectors each stored batch wrote (the progress display)
         self._paths: dict[int, str] | None = None
+        self._failed: set[str] = set()  # documents skipped this pass: their later chunks are not retried
 
     def run(self, workers: EmbedWorkers | None) -> int:
         """Fill the vectors of every chunk pending now; returns how many were written."""
@@ -130,11 +131,16 @@ class VectorFill:
         written = 0
         for doc_id, chunks in by_doc.items():
             rel = self._path(doc_id)
-            if rel is None:  # deleted meanwhile: nothing to fill
+            if rel is None or rel in self._failed:  # deleted meanwhile, or already skipped
                 self.filled(len(chunks))
                 continue
+            skipped = self.state.counts.skipped
             with self.guard.file(rel):
                 written += self._one(rel, chunks)
+            if self.state.counts.skipped > skipped:
+                self._failed.add(rel)
+                if rel in self.state.settled:  # written by pass 1 of this run: skipped, not updated
+                    self.state.counts.updated -= 1
         return written
 
     def _one(self, rel: str, chunks: list[PendingChunk]) -> int:

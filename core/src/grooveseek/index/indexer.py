@@ -241,7 +241,8 @@ class Indexer:
     def _index_all(
         self, files: Sequence[Collected], todo: set[str], rewrite: set[str], stored: dict[str, StoredDoc]
     ) -> None:
-        """Parse, embed and write every file of ``todo``; refresh the fields of ``rewrite``."""
+        """Pass 1: write every file of ``todo`` lexically and refresh the fields of ``rewrite``, with
+        no model call; pass 2: fill every pending vector of the index (issue 26)."""
         stages, guard, writer = self.stages, self.parts.guard, self.parts.writer
         with writer.parallel(worker_count(self.config.index.embed_workers)):
             for item in files:
@@ -250,8 +251,12 @@ class Indexer:
                         self._index_file(item, stored.get(item.rel))
                     if item.rel in rewrite and not stages.refresh_fields(item, stored[item.rel]):
                         self._index_file(item, stored[item.rel])  # changed since it was hashed
-            self.reporter.phase("embedding/writing")
-            writer.flush()
+            self.reporter.lexical_done()
+            pending = self.store.vectors_pending()
+            if pending:
+                self.reporter.vectors(pending)
+                writer.filled = self.reporter.filled
+                writer.flush()
 
     def _count_kept(self, todo: set[str], hashes: dict[str, str], before: dict[str, StoredDoc]) -> None:
         """After an interrupt: the new or changed files the index now holds, for "what was kept".
@@ -269,15 +274,19 @@ class Indexer:
             and row.content_hash == hashes[rel]
             and (rel not in before or before[rel].content_hash != hashes[rel])
         )
-        self.reporter.status.written = max(self.reporter.status.written, kept)
+        status = self.reporter.status
+        status.written = max(status.written, kept)
+        status.documents = len(now)
+        try:
+            status.vectors_left = self.store.vectors_pending()
+        except Exception:  # noqa: BLE001 - the line then says nothing about vectors
+            status.vectors_left = None
 
     def _index_file(self, item: Collected, row: StoredDoc | None) -> None:
-        """Prepare one new or changed file and queue it for embedding and writing."""
-        self.reporter.phase("parsing")
+        """Prepare one new or changed file and write it lexically (pass 1)."""
         prepared = self.stages.prepare(item, row)
         self.reporter.parsed(0 if prepared is None else len(prepared.chunks))
         if prepared is not None:
-            self.reporter.phase("embedding/writing")
             self.parts.writer.add(prepared)
 
     def _hash(self, files: Sequence[Collected]) -> dict[str, str]:

@@ -140,6 +140,9 @@ def run_search(
     do_rerank = req.rerank and reranker is not None
     fetch, pool_size = pool_sizes(req.limit, mmr=req.mmr is not None, rerank=do_rerank)
     excluded = excluded_ids(store, compiled)
+    # Issue 26: while an index run fills vectors, the lexical legs see every chunk and the vector
+    # leg those that have a vector; the answer says how many it could not see.
+    pending = store.vectors_pending()
     legs = [
         fts_leg(store, compiled, fetch, req),
         vector_leg(store, queries, compiled, fetch, req, excluded),
@@ -199,5 +202,8 @@ def run_search(
             )
         hits.append(hit)
     return SearchResponse(
-        results=tuple(hits), low_confidence=flag, filter_applied=filter_applied(req, compiled)
+        results=tuple(hits),
+        low_confidence=flag,
+        filter_applied=filter_applied(req, compiled),
+        vectors_pending=pending,
     )
