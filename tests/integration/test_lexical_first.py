@@ -21,12 +21,12 @@ from grooveseek.store.store import Store
 pytestmark = pytest.mark.model
 
 NOTES = {
-    "arrays.md": "# 配列\n\n## 配列のコピー\n\n配列を複製するには slice メソッドかスプレッド構文を使います。\n",
-    "strings.md": "# 文字列\n\n## 文字列の置換\n\n文字列の一部を置き換えるには replace メソッドを使います。\n",
-    "json.md": "# JSON\n\n## Parsing JSON\n\nJSON.parse turns a string of JSON text into a JavaScript value.\n",
-    "fetch.md": "# Fetch\n\n## Requests\n\nThe fetch function sends an HTTP request and returns a promise.\n",
+    "arrays.md": "# 配列\n\n## 配列のコピー\n\n配列を複製するには slice メソッドを使います。\n",
+    "strings.md": "# 文字列\n\n## 文字列の置換\n\n文字列を置き換えるには replace を使います。\n",
+    "json.md": "# JSON\n\n## Parsing JSON\n\nJSON.parse turns JSON text into a JavaScript value.\n",
+    "fetch.md": "# Fetch\n\n## Requests\n\nThe fetch function sends an HTTP request, returns a promise.\n",
     "npm.md": "# npm\n\n## Installing\n\nnpm install adds a package and records it in package.json.\n",
-    "loops.md": "# Loops\n\n## for...of\n\nA for...of loop walks the values of an iterable such as an array.\n",
+    "loops.md": "# Loops\n\n## for...of\n\nA for...of loop walks the values of an iterable.\n",
 }
 QUERIES = ("配列 コピー", "parse JSON text", "send an HTTP request", "install a package", "文字列")
 
@@ -112,10 +112,14 @@ def test_an_interrupted_vector_pass_is_searchable_and_the_next_run_fills_only_wh
         # Found by a keyword leg whether or not its chunk has a vector yet.
         hits = [h for h in answer["results"] if h["path"] == path]
         assert hits and {"fts", "cjk"} & set(hits[0]["explain"]), answer
-    status = groove("--config", str(root / "groove.toml"), "status", "--kb-path", str(notes), "--format", "json")
+    status = groove(
+        "--config", str(root / "groove.toml"), "status", "--kb-path", str(notes), "--format", "json"
+    )
     facts = json.loads(status.stdout)
     assert (facts["documents"], facts["chunks_pending_vectors"]) == (len(NOTES), left)
-    text = groove("--config", str(root / "groove.toml"), "search", "fetch", "--kb-path", str(notes), "--format", "text")
+    text = groove(
+        "--config", str(root / "groove.toml"), "search", "fetch", "--kb-path", str(notes), "--format", "text"
+    )
     assert f"warning: {left} chunks still wait for vectors" in text.stderr
 
     again = Embedded(monkeypatch)

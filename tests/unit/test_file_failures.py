@@ -142,7 +142,8 @@ def test_a_run_skips_each_failing_file_with_a_named_warning_and_indexes_the_rest
             lines
         )
         assert any(
-            line.startswith("Skipping bad-embed.md:") and line.endswith("the next run tries its vectors again")
+            line.startswith("Skipping bad-embed.md:")
+            and line.endswith("the next run tries its vectors again")
             for line in lines
         )
         assert any(

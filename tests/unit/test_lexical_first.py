@@ -105,7 +105,7 @@ def test_a_search_while_vectors_fill_finds_every_document_by_keyword(kb):
     def run() -> None:
         try:
             outcome["summary"] = service.rebuild()
-        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+        except BaseException as exc:
             outcome["error"] = exc
 
     thread = threading.Thread(target=run)

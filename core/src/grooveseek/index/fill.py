@@ -80,7 +80,9 @@ class VectorFill:
         return written
 
     # -- one batch -------------------------------------------------------------------------------
-    def _collect(self, workers: EmbedWorkers | None, batch: list[PendingChunk], texts: list[str], ticket: int) -> int:
+    def _collect(
+        self, workers: EmbedWorkers | None, batch: list[PendingChunk], texts: list[str], ticket: int
+    ) -> int:
         assert workers is not None
         try:
             vectors = workers.collect(ticket, len(texts))

@@ -17,7 +17,6 @@ from ..types import Chunk
 from .core import SqlCore
 from .records import ChunkVectors, DocumentRecord, now_utc, per_chunk_vectors
 
-
 #: ``index_meta``: the lowest chunk id never handed out (``_next_chunk_id``); kept by ``reset``.
 NEXT_CHUNK_ID = "next_chunk_id"
 
@@ -149,7 +148,8 @@ class DocumentWrites:
         """Store the vectors of chunks written without one, in one transaction; ids that no longer
         exist or already have a vector are ignored. Returns how many were written."""
         with self.conn:
-            return self._core.vectors.fill(rows)
+            written = self._core.vectors.fill(rows)
+        return written
 
     def update_document_meta(self, rec: DocumentRecord) -> None:
         """Frontmatter-only change (R4.20): the row and its fields, nothing re-embedded."""

@@ -91,27 +91,33 @@ class VectorTable:
             return []
         if self.dimension() is None:
             sql = "select c.id, c.document_id, c.context, c.content from chunks c where c.id > ? "
-            rows = self._conn.execute(sql + "order by c.id limit ?", (after_chunk_id, limit)).fetchall()
+            rows = list(self._conn.execute(sql + "order by c.id limit ?", (after_chunk_id, limit)))
         else:
             rows = self._without_vector(
                 "select c.id, c.document_id, c.context, c.content from chunks c where c.id > ? "
                 "and not {has} order by c.id limit ?",
                 (after_chunk_id, limit),
             )
-        return [PendingChunk(int(i), int(d), embedding_input(str(ctx), str(text))) for i, d, ctx, text in rows]
+        return [
+            PendingChunk(int(i), int(d), embedding_input(str(ctx), str(text))) for i, d, ctx, text in rows
+        ]
 
     def pending_count(self) -> int:
         """Chunks with no vector. Every vector row belongs to a chunk (a chunk's rows and its vector
         go in one transaction), so this is a difference of two counts, not a scan."""
-        chunks = self._conn.execute("select count(*) from chunks").fetchall()[0][0]
+        chunks = self._count("select count(*) from chunks")
         if self.dimension() is None:
-            return int(chunks)
+            return chunks
         try:
-            stored = self._conn.execute("select count(*) from vec_chunks_rowids").fetchall()[0][0]
+            stored = self._count("select count(*) from vec_chunks_rowids")
         except apsw.SQLError:
             rows = self._without_vector("select count(*) from chunks c where not {has}", ())
             return int(rows[0][0])
-        return max(0, int(chunks) - int(stored))
+        return max(0, chunks - stored)
+
+    def _count(self, sql: str) -> int:
+        rows: list[Any] = self._conn.execute(sql).fetchall()
+        return int(rows[0][0])
 
     def fill(self, rows: Sequence[tuple[int, FloatArray]]) -> int:
         """Write the vector of each chunk id that exists and has none yet, inside the caller's

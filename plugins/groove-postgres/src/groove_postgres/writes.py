@@ -118,13 +118,16 @@ class DocumentWrites:
         if not rows:
             return 0
         if self._core.dimension() is None:
-            raise StoreError("vectors cannot be filled before the vector dimension is declared (ensure_vec_table)")
+            raise StoreError(
+                "vectors cannot be filled before the vector dimension is declared (ensure_vec_table)"
+            )
         self._check_dimension([v for _, v in rows])
         written = 0
         with self.conn.transaction():
             for chunk_id, vector in rows:
                 cur = self.conn.execute(
-                    "update groove_chunks set embedding = %s where id = %s and gen = %s and embedding is null",
+                    "update groove_chunks set embedding = %s "
+                    "where id = %s and gen = %s and embedding is null",
                     (np.ascontiguousarray(vector, dtype=np.float32), int(chunk_id), self._core.gen),
                 )
                 written += cur.rowcount
