@@ -52,7 +52,7 @@ def endpoint_lines(config: GrooveConfig) -> list[str]:
 @format_option(("text", "json"), "text")
 @click.pass_context
 def status_command(ctx: click.Context, kb_path: str | None, config_path: str | None, fmt: str) -> None:
-    """Print document and chunk counts, the vector fill, the model, and the quality filter."""
+    """Print document and chunk counts, the model, and the quality filter."""
     # No parser is imported: status reads the index, never a file (issue 16: status <= 300 ms).
     app = build_app(
         effective_config_path(ctx, config_path),
