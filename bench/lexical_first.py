@@ -10,13 +10,16 @@ runs) makes a first index of that folder with the default model (``groove index 
 fresh ``--index-path``). While the run goes, a read-only connection polls the index every 0.2 s:
 "searchable" is the moment every file has its document row (its FTS and CJK rows are written in
 the same transaction, so every document is found by keyword from then on), "done" the moment the
-process ends (every vector stored). Prints each run with the load average, then medians. Figures
-are printed, never asserted.
+process ends (every vector stored). With ``--query``, once every document is written a ``groove
+search --format json`` runs against the index being filled and its hit count and
+``vectors_pending`` are printed (it searches while the vectors fill; it adds one model load to the
+run). Prints each run with the load average, then medians. Figures are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -54,8 +57,24 @@ def documents(db: Path) -> int:
         conn.close()
 
 
-def one_run(groove: str, kb: Path, files: int, work: Path) -> tuple[float | None, float, str]:
-    """(seconds until every document was written, seconds until the run ended, load average)."""
+def probe(groove: str, empty: Path, kb: Path, db: Path, query: str) -> str:
+    """One search while the run goes on: its hit count and ``vectors_pending``."""
+    argv = [groove, "--config", str(empty), "search", query, "--kb-path", str(kb), "--index-path", str(db)]
+    started = time.monotonic()
+    done = subprocess.run([*argv, "--format", "json"], capture_output=True, text=True, check=False)
+    took = time.monotonic() - started
+    if done.returncode != 0:
+        return f"search failed ({done.returncode}): {done.stderr.strip()[-300:]}"
+    answer = json.loads(done.stdout)
+    pending = answer.get("vectors_pending", 0)
+    return f"search while filling: {len(answer['results'])} hits, vectors_pending {pending}, {took:.1f} s"
+
+
+def one_run(
+    groove: str, kb: Path, files: int, work: Path, query: str | None
+) -> tuple[float | None, float, str, str]:
+    """(seconds until every document was written, seconds until the run ended, load average, the
+    search probe's line)."""
     db = work / "index.db"
     for suffix in ("", "-wal", "-shm", ".vectors"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
@@ -66,9 +85,12 @@ def one_run(groove: str, kb: Path, files: int, work: Path) -> tuple[float | None
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     searchable = None
+    probed = ""
     while proc.poll() is None:
         if searchable is None and documents(db) >= files:
             searchable = time.monotonic() - started
+            if query:
+                probed = probe(groove, empty, kb, db, query)
         time.sleep(POLL_S)
     done = time.monotonic() - started
     err = proc.stderr.read() if proc.stderr else ""
@@ -76,7 +98,7 @@ def one_run(groove: str, kb: Path, files: int, work: Path) -> tuple[float | None
         sys.exit(f"{groove} failed ({proc.returncode}): {err[-2000:]}")
     if searchable is None and documents(db) >= files:
         searchable = done  # the last document landed after the last poll: at the end
-    return searchable, done, load
+    return searchable, done, load, probed
 
 
 def main() -> None:
@@ -86,6 +108,7 @@ def main() -> None:
     parser.add_argument("--groove", action="append", required=True, help="LABEL=path/to/groove")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--corpus", action="append", type=Path)
+    parser.add_argument("--query", help="search once every document is written (while vectors fill)")
     args = parser.parse_args()
     grooves = [tuple(g.split("=", 1)) for g in args.groove]
     with tempfile.TemporaryDirectory(prefix="lexfirst-bench-") as tmp:
@@ -98,7 +121,7 @@ def main() -> None:
             for label, groove in grooves:
                 work = Path(tmp) / label
                 work.mkdir(exist_ok=True)
-                searchable, done, load = one_run(groove, kb, files, work)
+                searchable, done, load, probed = one_run(groove, kb, files, work, args.query)
                 results[label].append((searchable, done))
                 share = f"{100 * searchable / done:.0f} %" if searchable is not None else "-"
                 shown = f"{searchable:.1f}" if searchable is not None else "-"
@@ -107,6 +130,8 @@ def main() -> None:
                     f"({share}); load before {load}",
                     flush=True,
                 )
+                if probed:
+                    print(f"    {probed}", flush=True)
         print("\nmedians:")
         for label, rows in results.items():
             done = statistics.median(d for _, d in rows)
