@@ -12,7 +12,8 @@ index several dimensions in one column), created once its dimension is known.
 phrase, and ``ntok`` is the row's trigram count (bm25's document length). ``groove_bigrams``
 is the CJK leg's postings: one row per chunk and distinct term with its count per column.
 ``groove_chunks_pending`` indexes the chunks written without a vector (issue 26: lexical first),
-so ``pending_vectors`` and the count every search reports read only those. ``groove_gen_stats`` keeps each generation's chunk count and token totals, updated in every write
+so ``pending_vectors`` and the count every search reports read only those. ``groove_gen_stats``
+keeps each generation's chunk count and token totals, updated in every write
 transaction, so bm25's N and average length cost one row read instead of a scan of every chunk
 (50-90 ms at 40k chunks under load).
 """
