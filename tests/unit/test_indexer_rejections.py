@@ -153,3 +153,18 @@ def test_the_watcher_logs_the_refusal_and_never_fails(kb):
     assert "watcher: skipped b.md (embedding endpoint rejected the input)" in lines
     assert "REFUSE" in contents(kb)["b.md"]  # written lexically; its vector waits (issue 26)
     assert pending(kb) == 1
+
+    # A later batch fills its own files' vectors only: b.md is retried by the next `groove index`,
+    # not re-sent (and re-reported) by every batch the watcher applies.
+    (kb / "c.md").write_text(f"# c\n\nChanged {BODY}.\n", encoding="utf-8")
+    lines.clear()
+    embedder = Refusing()
+    store = open_for_index(db_path_for(kb), force=False)
+    try:
+        batch = BatchIndexer(kb, store, config, registry, embedder, Reporter(sink=lines.append))
+        outcome = batch.apply(PathChanges(touched=frozenset({"c.md"})), walk_policy(config, registry, None))
+    finally:
+        store.close()
+    assert (outcome.reindexed, outcome.skipped, embedder.batches) == (1, 0, [1])
+    assert not any("b.md" in line for line in lines)
+    assert pending(kb) == 1

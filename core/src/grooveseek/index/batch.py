@@ -148,7 +148,7 @@ class BatchIndexer:
                         prepared = stages.prepare(item, row)
                         if prepared is not None:
                             writer.add(prepared)
-        writer.flush()
+        writer.flush(own_only=True)  # issue 26: this batch's files were written lexically above
         removed = [p for p in vanished if p not in renamed_from]
         if removed:
             self.store.delete_documents(removed)

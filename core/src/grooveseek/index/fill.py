@@ -56,13 +56,20 @@ class VectorFill:
         self._paths: dict[int, str] | None = None
         self._failed: set[str] = set()  # documents skipped this pass: their later chunks are not retried
 
-    def run(self, workers: EmbedWorkers | None) -> int:
-        """Fill the vectors of every chunk pending now; returns how many were written."""
+    def run(self, workers: EmbedWorkers | None, only: tuple[int, set[int]] | None = None) -> int:
+        """Fill the vectors of every chunk pending now; returns how many were written.
+
+        ``only``: (a chunk id below every chunk of theirs, document ids): fill the chunks of those
+        documents alone (a watcher batch fills what it wrote; see ``Writer.flush``).
+        """
         written = 0
-        after = 0
+        after = 0 if only is None else only[0]
         inflight: _Inflight | None = None
-        while batch := self.store.pending_vectors(FILL_BATCH_CHUNKS, after):
-            after = batch[-1].chunk_id
+        while page := self.store.pending_vectors(FILL_BATCH_CHUNKS, after):
+            after = page[-1].chunk_id
+            batch = page if only is None else [c for c in page if c.document_id in only[1]]
+            if not batch:
+                continue
             texts = list(dict.fromkeys(c.text for c in batch))
             ticket = workers.submit(texts) if workers is not None else None
             if ticket is None:

@@ -88,21 +88,38 @@ class Writer:
         self.workers: EmbedWorkers | None = None
         #: Told how many pending chunks each stored batch of pass 2 covered (progress display).
         self.filled: Callable[[int], None] = lambda n: None
+        self.written: list[str] = []  # files pass 1 wrote (``flush(own_only=True)``)
 
     def add(self, prepared: Prepared) -> None:
         """Pass 1: one file's rows, lexical legs and reused vectors in one transaction, no model call."""
         vectors = [prepared.reused.get(i) for i in range(len(prepared.chunks))]
         self.store.replace_document(prepared.record, prepared.chunks, vectors)
+        self.written.append(prepared.rel)
         self.state.settled.add(prepared.rel)
         self.state.counts.updated += 1
         self.state.lines.indexed(prepared.rel, len(prepared.chunks))
 
-    def flush(self) -> int:
-        """Pass 2: embed and store every pending vector of the index; returns how many were written."""
+    def flush(self, *, own_only: bool = False) -> int:
+        """Pass 2: embed and store every pending vector of the index; returns how many were written.
+
+        ``own_only`` (a watcher batch): only the chunks of the files this writer wrote, so a file an
+        endpoint keeps refusing is retried by the next ``groove index``, not by every batch the
+        watcher applies after it.
+        """
         if not self.store.vectors_pending():
             return 0  # nothing waits: the model is not even loaded
+        only = self._own() if own_only else None
+        if own_only and only is None:
+            return 0
         fill = VectorFill(self.store, self.embedder, self.state, self.guard, self.filled)
-        return fill.run(self.workers)
+        return fill.run(self.workers, only)
+
+    def _own(self) -> tuple[int, set[int]] | None:
+        """(a chunk id below every chunk of the files written, their document ids), or None."""
+        stored = self.store.documents()
+        ids = {stored[rel].id for rel in self.written if rel in stored}
+        first = [cid for doc in ids for cid, _, _ in self.store.chunk_inputs(doc)[:1]]
+        return (min(first) - 1, ids) if first else None
 
     @contextmanager
     def parallel(self, count: int) -> Iterator[EmbedWorkers]:
