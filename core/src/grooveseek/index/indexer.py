@@ -2,9 +2,11 @@
 of the public stages in ``index/stages.py``.
 
 A run walks the KB, hashes every collected file through a handle-bound read, pairs renames,
-parses and chunks new or changed files, embeds them outside any transaction (batched across
-files for throughput), writes each file in its own transaction, sweeps deleted paths, records the
-run's bookkeeping and returns the R4.34 summary. One bad file never aborts a run: every per-file
+parses and chunks new or changed files and writes each in its own transaction with its keyword
+legs and no model call (the lexical pass), then embeds every chunk of the index that has no vector
+yet, batched, and stores the vectors (the vector pass, ``index/fill.py``; issue 26,
+docs/indexing.md), sweeps deleted paths, records the run's bookkeeping and returns the R4.34
+summary. One bad file never aborts a run: every per-file
 stage runs under the run's ``FileGuard`` (``index/runstate.py``), which turns whatever the file
 raises into ``Skipping <rel>: <reason>``. Only failures of the run itself pass through: the model
 failing a probe text too (R4.19), the index becoming unusable (``IndexStore.is_failure``).
