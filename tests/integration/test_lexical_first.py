@@ -21,8 +21,14 @@ from grooveseek.store.store import Store
 pytestmark = pytest.mark.model
 
 NOTES = {
-    "arrays.md": "# 配列\n\n## 配列のコピー\n\n配列を複製するには slice メソッドを使います。\n",
-    "strings.md": "# 文字列\n\n## 文字列の置換\n\n文字列を置き換えるには replace を使います。\n",
+    "arrays.md": (
+        "# 配列\n\n## 配列のコピー\n\n"
+        "配列を複製するには slice メソッドかスプレッド構文を使います。元の配列は変わりません。\n"
+    ),
+    "strings.md": (
+        "# 文字列\n\n## 文字列の置換\n\n"
+        "文字列の一部を置き換えるには replace メソッドを使います。正規表現も渡せます。\n"
+    ),
     "json.md": "# JSON\n\n## Parsing JSON\n\nJSON.parse turns JSON text into a JavaScript value.\n",
     "fetch.md": "# Fetch\n\n## Requests\n\nThe fetch function sends an HTTP request, returns a promise.\n",
     "npm.md": "# npm\n\n## Installing\n\nnpm install adds a package and records it in package.json.\n",

@@ -139,6 +139,13 @@ class Indexer:
             or row.content_hash != digest
             or row.parser_id in stale_parsers
         }
+        if todo and not options.force:
+            # Loaded before the lexical pass although only the vector pass uses it: a model that
+            # cannot load (a download that cannot happen, a bad cache) stops the run before any
+            # write, so a first run leaves no index behind (``guard.discard_if_still_empty``)
+            # rather than one no search can embed a query for. A run with nothing to write loads
+            # nothing until some chunk waits for a vector.
+            self.embedder.load()
         self.reporter.indexing(todo)
         try:
             self._index_all(walk.files, todo, rewrite, stored)
