@@ -157,10 +157,32 @@ def test_ctrl_c_says_what_was_kept_and_the_next_run_continues(tmp_path: Path) ->
     with sqlite3.connect(tmp_path / "idx.db") as db:  # the message counts what the index holds
         assert db.execute("select count(*) from documents").fetchone()[0] == written
 
-    # The next run reads only what is missing, and no parser changed between the two runs.
-    code, lines = _run_until([*argv, "--progress"], re.compile(r"^Progress: parsing"))
+    # The next run reads only what is missing, and no parser changed between the two runs. It writes
+    # every file lexically first (issue 26); a Ctrl-C in its vector pass says what waits.
+    code, lines = _run_until([*argv, "--progress"], re.compile(r"^Progress: vectors"))
     text = "\n".join(lines)
     assert code == 130, text
     assert "whose parser changed" not in text
-    assert re.search(rf"^Progress: parsing, files 0/{count - written} ", text, re.M), text
+    assert re.search(rf"^Progress: lexical, files 0/{count - written} ", text, re.M), text
     assert "Traceback" not in text
+    waiting = re.search(
+        rf"^Interrupted: {count} documents searchable by keyword; (\d+) chunks still wait for vectors; "
+        "the next `groove index` fills them$",
+        text,
+        re.M,
+    )
+    assert waiting, text
+    with sqlite3.connect(tmp_path / "idx.db") as db:
+        chunks = db.execute("select count(*) from chunks").fetchone()[0]
+        vectors = db.execute("select count(*) from vec_chunks_rowids").fetchone()[0]
+    assert 0 < chunks - vectors == int(waiting.group(1))
+
+    # The third run re-reads nothing and only fills the waiting vectors.
+    done = subprocess.run([*argv, "--progress"], capture_output=True, text=True, timeout=600, check=False)
+    text = done.stderr
+    assert done.returncode == 0, text
+    assert re.search(rf"^Progress: vectors, files 0/0 \(100%\), chunks 0/{chunks - vectors},", text, re.M), (
+        text
+    )
+    with sqlite3.connect(tmp_path / "idx.db") as db:
+        assert db.execute("select count(*) from vec_chunks_rowids").fetchone()[0] == chunks

@@ -70,6 +70,14 @@ def contents(kb: Path) -> dict[str, str]:
         store.close()
 
 
+def pending(kb: Path) -> int:
+    store = open_for_index(db_path_for(kb), force=False)
+    try:
+        return store.vectors_pending()
+    finally:
+        store.close()
+
+
 @pytest.fixture
 def kb(tmp_path: Path) -> Path:
     root = tmp_path / "kb"
@@ -89,16 +97,24 @@ def test_a_refused_file_in_a_shared_batch_is_skipped_alone(kb):
     assert (summary.updated, summary.skipped, summary.error) == (1, 1, None)
     assert embedder.batches == [2, 1, 1]  # the shared batch, then each file on its own
     assert (
-        "warning: b.md: embedding endpoint rejected the input (HTTP 413); skipped, the index keeps what it "
-        "had for this file"
+        "warning: b.md: embedding endpoint rejected the input (HTTP 413); skipped: its text is searchable "
+        "by keyword, its vectors are tried again by the next run"
     ) in lines
+    # Issue 26 (R5.16 as changed in docs/indexing.md): the refused file's current text was written
+    # by the lexical pass; its chunks wait for vectors, and the next run tries them again.
     rows = contents(kb)
-    assert "Note b" in rows["b.md"] and "Changed" in rows["c.md"]
+    assert "REFUSE" in rows["b.md"] and "Changed" in rows["c.md"]
+    assert pending(kb) == 1
+    embedder = Refusing(marker="nothing-refused")
+    again = run(kb, embedder)
+    assert (again.updated, again.skipped, pending(kb)) == (0, 0, 0)
+    assert embedder.batches == [1]  # only the pending chunk
 
 
 def test_no_accepted_batch_fails_the_run_after_it_finished(kb):
     summary = run(kb, Refusing(marker="Note"))
-    assert (summary.skipped, summary.total_documents) == (3, 0)
+    # Every file is searchable by keyword (issue 26); none has a vector.
+    assert (summary.skipped, summary.updated, summary.total_documents, pending(kb)) == (3, 0, 3, 3)
     assert summary.error.startswith(
         "3 file(s) were rejected by the embedding endpoint and the endpoint accepted no batch at all: "
         "a.md, b.md, c.md; check"
@@ -109,7 +125,7 @@ def test_a_forced_run_fails_on_any_refusal(kb):
     run(kb, FakeEmbedder(16))
     (kb / "b.md").write_text(f"# b\n\nREFUSE {BODY}.\n", encoding="utf-8")
     summary = run(kb, Refusing(), force=True)
-    assert summary.updated == 2 and "forced rebuild emptied the index first" in summary.error
+    assert summary.updated == 2 and "they are in it by keyword only, without vectors" in summary.error
 
 
 def test_a_refused_probe_stops_before_the_reset(kb):
@@ -135,4 +151,20 @@ def test_the_watcher_logs_the_refusal_and_never_fails(kb):
         store.close()
     assert outcome.skipped == 1
     assert "watcher: skipped b.md (embedding endpoint rejected the input)" in lines
-    assert "Note b" in contents(kb)["b.md"]
+    assert "REFUSE" in contents(kb)["b.md"]  # written lexically; its vector waits (issue 26)
+    assert pending(kb) == 1
+
+    # A later batch fills its own files' vectors only: b.md is retried by the next `groove index`,
+    # not re-sent (and re-reported) by every batch the watcher applies.
+    (kb / "c.md").write_text(f"# c\n\nChanged {BODY}.\n", encoding="utf-8")
+    lines.clear()
+    embedder = Refusing()
+    store = open_for_index(db_path_for(kb), force=False)
+    try:
+        batch = BatchIndexer(kb, store, config, registry, embedder, Reporter(sink=lines.append))
+        outcome = batch.apply(PathChanges(touched=frozenset({"c.md"})), walk_policy(config, registry, None))
+    finally:
+        store.close()
+    assert (outcome.reindexed, outcome.skipped, embedder.batches) == (1, 0, [1])
+    assert not any("b.md" in line for line in lines)
+    assert pending(kb) == 1

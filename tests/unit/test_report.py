@@ -36,17 +36,16 @@ def test_lines_come_every_few_seconds_and_end_at_every_file_and_chunk() -> None:
         reporter.read_one()
     assert lines == ["Progress: reading, files 0/4 (0%)"]  # no clock time passed: one line
     reporter.indexing({"a.md", "b.md", "c.md", "d.md"})
-    assert lines[-1] == "Progress: parsing, files 0/4 (0%), chunks 0/~0, -- chunks/s, ETA --"
+    assert lines[-1] == "Progress: lexical, files 0/4 (0%), chunks 0/~0, -- chunks/s, ETA --"
     reporter.parsed(10)
     reporter.parsed(30)  # two of four files parsed, 20 chunks a file: about 80 in all
     run.indexed("a.md", 10)
     clock.now += 2.0
     run.indexed("b.md", 30)  # 30 chunks in 2 s since the first write
     clock.now += LINE_INTERVAL_S
-    reporter.phase("embedding/writing")
     run.skipped("c.md", "not valid UTF-8")
     assert lines[-2:] == [
-        "Progress: embedding/writing, files 3/4 (75%), chunks 40/~80, 4.3 chunks/s, ETA 9s",
+        "Progress: lexical, files 3/4 (75%), chunks 40/~80, 4.3 chunks/s, ETA 9s",
         "Skipping c.md: not valid UTF-8",
     ]
     reporter.parsed(0)
@@ -110,3 +109,26 @@ def test_the_rate_counts_from_the_end_of_the_first_batchs_burst() -> None:
     clock.now += 4.0
     run.indexed("c.md", 64)  # the next batch, 4 s later
     assert reporter.status.rate() == 16.0
+
+
+def test_the_vectors_phase_counts_pending_chunks_and_an_interrupt_there_says_what_waits() -> None:
+    clock = Clock()
+    reporter, lines = _reporter(clock)
+    run = RunLines(reporter)
+    reporter.indexing({"a.md", "b.md"})
+    reporter.parsed(10)
+    run.indexed("a.md", 10)
+    reporter.parsed(20)
+    run.indexed("b.md", 20)
+    reporter.lexical_done()
+    reporter.vectors(30)
+    assert lines[-1] == "Progress: vectors, files 2/2 (100%), chunks 0/30, -- chunks/s, ETA --"
+    reporter.filled(10)
+    clock.now += LINE_INTERVAL_S
+    reporter.filled(10)
+    assert lines[-1] == "Progress: vectors, files 2/2 (100%), chunks 20/30, 2.0 chunks/s, ETA 5s"
+    reporter.status.documents, reporter.status.vectors_left = 2, 10
+    assert reporter.interrupted(rebuilt_aside=False) == (
+        "Interrupted: 2 documents searchable by keyword; 10 chunks still wait for vectors; "
+        "the next `groove index` fills them"
+    )

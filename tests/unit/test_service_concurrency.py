@@ -20,7 +20,7 @@ import pytest
 from grooveseek.app import App, build_app
 from grooveseek.config.model import GrooveConfig
 from grooveseek.errors import ModelError, SearchError
-from grooveseek.index import writing as writing_module
+from grooveseek.index import fill as fill_module
 from grooveseek.interfaces import Embedder
 from grooveseek.search.request import SearchRequest
 from grooveseek.service import FairGate, KBService, RebuildRunning, ServiceClosed, SharedEmbedder
@@ -102,8 +102,9 @@ def embedder() -> ControlledEmbedder:
 
 @pytest.fixture
 def service(kb: Path, embedder: ControlledEmbedder, monkeypatch: pytest.MonkeyPatch):
-    # One file per embedding batch, so "mid-run" falls between two files' transactions.
-    monkeypatch.setattr(writing_module, "EMBED_BATCH_CHUNKS", 1)
+    # One chunk (here: one file) per batch of the vector pass, so "mid-run" falls between two
+    # files' vectors; every file's rows are written by the lexical pass before (issue 26).
+    monkeypatch.setattr(fill_module, "FILL_BATCH_CHUNKS", 1)
     svc = make_service(kb, GrooveConfig(kb_path=str(kb), model="fake"), embedder, model_permits=2)
     svc.rebuild()
     yield svc
@@ -133,7 +134,7 @@ def start_held_rebuild(service: KBService, embedder: ControlledEmbedder, hold_at
 
 def test_readers_progress_and_see_each_commit_while_a_rebuild_is_held(service, kb, embedder) -> None:
     write_notes(kb, "v2")
-    rebuild, outcome = start_held_rebuild(service, embedder, 3)  # f0 and f1 are committed
+    rebuild, outcome = start_held_rebuild(service, embedder, 3)  # f0 and f1 have their vectors
     results: list[SearchResponse] = []
     errors: list[BaseException] = []
 
@@ -153,7 +154,10 @@ def test_readers_progress_and_see_each_commit_while_a_rebuild_is_held(service, k
     assert rebuild.is_alive()  # every search finished while the rebuild was still mid-run
     assert len(results) == 40 and all(well_formed(r) and len(r.results) == FILES for r in results)
     now = contents(service)
-    assert [("v2" in now[f"f{i}.md"]) for i in range(FILES)] == [True, True, False, False, False, False]
+    # The lexical pass wrote every file before the vector pass began; f2..f5 wait for vectors, and
+    # every search meanwhile found all six through the lexical legs.
+    assert all("v2" in now[f"f{i}.md"] for i in range(FILES))
+    assert all(r.vectors_pending == FILES - 2 for r in results[-8:]), [r.vectors_pending for r in results]
     embedder.release.set()
     rebuild.join(WAIT)
     assert outcome["summary"].updated == FILES
@@ -196,9 +200,16 @@ def test_a_file_the_model_cannot_embed_is_skipped_and_named(service, kb, embedde
     write_notes(kb, "v2", names=[2], extra="POISON")
     summary = service.rebuild()  # the model embeds a probe text, so the file is at fault
     assert summary.skipped == 1 and summary.updated == FILES - 1
-    assert "Skipping f2.md: failed to embed chunks: indexing failed: RuntimeError: poisoned input" in lines
+    assert (
+        "Skipping f2.md: failed to embed chunks: indexing failed: RuntimeError: poisoned input; it is "
+        "searchable by keyword, and the next run tries its vectors again"
+    ) in lines
     now = contents(service)
-    assert "v1" in now["f2.md"] and all("v2" in now[f"f{i}.md"] for i in range(FILES) if i != 2)
+    # Issue 26 (R5.16/R4.19 as changed in docs/indexing.md): the file's current text is written by
+    # the lexical pass; only its vector is missing.
+    assert all("v2" in now[f"f{i}.md"] for i in range(FILES))
+    with service.reader() as store:
+        assert [p.text for p in store.pending_vectors(10)] == ["# Note 2\n\nfruit salad note 2 v2 POISON"]
 
 
 def test_a_failed_rebuild_releases_the_lock_and_keeps_committed_files(service, kb, embedder) -> None:
@@ -208,12 +219,18 @@ def test_a_failed_rebuild_releases_the_lock_and_keeps_committed_files(service, k
         service.rebuild()
     embedder.broken_from = None
     now = contents(service)
-    assert "v2" in now["f0.md"] and "v2" in now["f1.md"]  # R4.16: committed files stay
-    assert "v1" in now["f2.md"] and "v1" in now["f5.md"]
+    assert all("v2" in now[f"f{i}.md"] for i in range(FILES))  # the lexical pass committed them all
+    with service.reader() as store:
+        assert store.vectors_pending() == FILES - 2  # f0 and f1 got their vectors (R4.16)
     assert not service._write_lock.locked() and service._rebuild_started is None
-    assert well_formed(service.search(SearchRequest("fruit salad")))
+    response = service.search(SearchRequest("fruit salad"))
+    assert well_formed(response) and response.vectors_pending == FILES - 2
     write_notes(kb, "v3", names=[2])
-    assert service.rebuild().updated == 4  # f2..f5: the lock was released, the service is usable
+    calls = embedder.doc_calls
+    assert service.rebuild().updated == 1  # f2 changed; f3..f5 only get their vectors
+    assert embedder.doc_calls - calls == FILES - 2
+    with service.reader() as store:
+        assert store.vectors_pending() == 0
 
 
 def test_a_failure_inside_a_file_transaction_rolls_that_file_back(service, kb, embedder) -> None:
@@ -223,18 +240,24 @@ def test_a_failure_inside_a_file_transaction_rolls_that_file_back(service, kb, e
     service._log = lines.append
     write_notes(kb, "v2", names=[0], extra="BADDIM")
     assert service.rebuild().skipped == 1  # one file's bad vectors skip that file, never the run
-    # Since issue 24 the core's vector check (vectorcheck.py) refuses the wrong dimension before the
-    # file's transaction opens, naming the embedder; the file keeps its rows as before.
+    # Since issue 24 the core's vector check (vectorcheck.py) refuses the wrong dimension before any
+    # vector is stored, naming the embedder. Since issue 26 the file's rows were written by the
+    # lexical pass: its text is searchable by keyword and its vector waits for the next run.
     assert any(
         line.startswith("Skipping f0.md:") and 'the embedder "fake"' in line and "expected (1, 16)" in line
         for line in lines
     ), lines
     with service.reader() as store:
-        assert store.conn.execute("select id from chunks order by id").fetchall() == ids_before
-        assert store.fts_rowids('"fruit salad"') == {r[0] for r in ids_before}  # FTS rows rolled back too
-    assert "v1" in contents(service)["f0.md"]
+        ids_now = [r[0] for r in store.conn.execute("select id from chunks order by id").fetchall()]
+        assert ids_now[:-1] == [r[0] for r in ids_before][1:]  # only f0's chunk was replaced
+        assert store.fts_rowids('"fruit salad"') == set(ids_now)  # its FTS row with it
+        assert [p.chunk_id for p in store.pending_vectors(10)] == [ids_now[-1]]
+        assert store.vectors_for(ids_now).keys() == set(ids_now[:-1])  # no bad vector was stored
+    assert "BADDIM" in contents(service)["f0.md"]
     write_notes(kb, "v3", names=[0])
     assert service.rebuild().updated == 1 and "v3" in contents(service)["f0.md"]
+    with service.reader() as store:
+        assert store.vectors_pending() == 0
 
 
 def test_a_bad_query_fails_before_any_model_call_and_leaves_no_connection(service, embedder) -> None:

@@ -281,3 +281,82 @@ def test_two_knowledge_bases_do_not_see_each_other(any_store):
     assert len(one.knn(_vecs(1)[0], 10)) == 1
     two.delete_documents(["a.md"])
     assert one.counts() == (1, 1)
+
+
+# -- lexical first, vectors after (issue 26) ------------------------------------------------------
+def test_a_document_written_without_vectors_is_searchable_lexically_and_pending(store):
+    store.replace_document(_rec("a.md"), _chunks("alpha bravo 東京", "charlie delta"), None)
+    assert store.counts() == (1, 2)
+    assert store.vectors_pending() == 2
+    assert len(store.fts_candidates('"bravo"', 10, W, SearchFilters())) == 1
+    assert len(store.cjk_candidates(["東京"], 10, W, SearchFilters())) == 1
+    assert store.knn(_vecs(1)[0], 10) == []
+    pending = store.pending_vectors(10)
+    assert [p.text for p in pending] == ["alpha bravo 東京", "charlie delta"]
+    assert pending[0].chunk_id < pending[1].chunk_id
+    assert {p.document_id for p in pending} == {store.documents()["a.md"].id}
+
+
+def test_pending_texts_are_the_embedding_input(store):
+    chunk = Chunk(0, "h", 2, "body text", 2, context="Doc > Section")
+    store.replace_document(_rec("a.md"), [chunk], None)
+    assert [p.text for p in store.pending_vectors(10)] == ["Doc > Section\n\nbody text"]
+
+
+def test_pending_vectors_pages_by_chunk_id(store):
+    store.replace_document(_rec("a.md"), _chunks("one", "two", "three"), None)
+    first = store.pending_vectors(2)
+    assert len(first) == 2
+    rest = store.pending_vectors(10, after_chunk_id=first[-1].chunk_id)
+    assert [p.text for p in rest] == ["three"]
+    assert store.pending_vectors(10, after_chunk_id=rest[-1].chunk_id) == []
+    assert store.pending_vectors(0) == []
+
+
+def test_fill_vectors_makes_the_vector_leg_see_the_chunks(store):
+    store.replace_document(_rec("a.md"), _chunks("one", "two"), None)
+    pending = store.pending_vectors(10)
+    vecs = _vecs(2)
+    with store.read_snapshot():  # a reader's matrix of the pending state is cached first
+        assert store.knn(vecs[0], 10) == []
+    assert store.fill_vectors([(pending[0].chunk_id, vecs[0])]) == 1
+    assert store.vectors_pending() == 1
+    assert [cid for cid, _ in store.knn(vecs[0], 10)] == [pending[0].chunk_id]
+    assert [p.chunk_id for p in store.pending_vectors(10)] == [pending[1].chunk_id]
+    assert store.fill_vectors([(pending[1].chunk_id, vecs[1])]) == 1
+    assert store.vectors_pending() == 0
+    assert sorted(cid for cid, _ in store.knn(vecs[0], 10)) == sorted(p.chunk_id for p in pending)
+    assert np.allclose(store.vectors_for([pending[1].chunk_id])[pending[1].chunk_id], vecs[1])
+
+
+def test_fill_vectors_ignores_vanished_ids_and_chunks_that_have_one(store):
+    store.replace_document(_rec("a.md"), _chunks("one"), None)
+    old = store.pending_vectors(10)[0].chunk_id
+    store.replace_document(_rec("a.md", "h2"), _chunks("one changed"), None)  # re-indexed meanwhile
+    store.replace_document(_rec("b.md"), _chunks("two"), _vecs(1, seed=5))
+    b_id = store.documents()["b.md"].id
+    assert store.fill_vectors([(old, _vecs(1)[0]), (10_000_000, _vecs(1)[0])]) == 0
+    (b_chunk,) = [cid for cid, _ in store.knn(_vecs(1, seed=5)[0], 1)]
+    assert store.fill_vectors([(b_chunk, _vecs(1, seed=9)[0])]) == 0  # keeps its own vector
+    assert np.allclose(store.vectors_for([b_chunk])[b_chunk], _vecs(1, seed=5)[0])
+    assert store.vectors_pending() == 1
+    assert store.documents()["b.md"].id == b_id
+
+
+def test_replace_document_takes_some_vectors_and_leaves_the_rest_pending(store):
+    vecs = _vecs(3)
+    store.replace_document(_rec("a.md"), _chunks("one", "two", "three"), [vecs[0], None, vecs[2]])
+    assert store.vectors_pending() == 1
+    assert [p.text for p in store.pending_vectors(10)] == ["two"]
+    assert len(store.knn(vecs[0], 10)) == 2
+    with pytest.raises(ValueError):
+        store.replace_document(_rec("b.md"), _chunks("x", "y"), [vecs[0]])
+
+
+def test_deleting_a_pending_document_clears_its_pending_chunks(store):
+    store.replace_document(_rec("a.md"), _chunks("one", "two"), None)
+    store.replace_document(_rec("b.md"), _chunks("three"), _vecs(1))
+    assert store.vectors_pending() == 2
+    store.delete_documents(["a.md"])
+    assert store.vectors_pending() == 0
+    assert store.pending_vectors(10) == []

@@ -28,6 +28,7 @@ _EXPORTS = {
     "GrooveConfig": ".config.model",
     "closes_fence": ".chunking",
     "fence_marker": ".chunking",
+    "note": ".console",
     "ConfigError": ".errors",
     "EmbeddingRejected": ".errors",
     "GrooveError": ".errors",
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from .binary import BudgetedZip, BudgetExceeded, DecompressionBudget, metadata_date
     from .chunking import closes_fence, fence_marker
     from .config.model import GrooveConfig
+    from .console import note
     from .errors import ConfigError, EmbeddingRejected, GrooveError, ModelError, ParseError, RerankError
     from .hookspecs import hookimpl
     from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
@@ -117,6 +119,7 @@ __all__ = [
     "filename_title",
     "hookimpl",
     "metadata_date",
+    "note",
     "raw_text",
     "run_isolated",
     "split_anchor",

@@ -17,7 +17,16 @@ from .store.backend import StoreBackend, StoreTarget, redact_url, scrub
 from .store.coordination import Coordination, RebuildBusy
 from .store.graph import SNIPPET_CHARS, GraphNodeRow
 from .store.interface import IndexStore
-from .store.records import AWAITING_REPARSE, DocumentRecord, HitRow, StoredDoc
+from .store.records import (
+    AWAITING_REPARSE,
+    ChunkVectors,
+    DocumentRecord,
+    HitRow,
+    PendingChunk,
+    StoredDoc,
+    embedding_input,
+    per_chunk_vectors,
+)
 from .store.schema import PRODUCER
 from .store.serving import ServingRow
 from .store.stages import SiblingRow
@@ -29,12 +38,14 @@ __all__ = [
     "PRODUCER",
     "SNIPPET_CHARS",
     "Chunk",
+    "ChunkVectors",
     "Coordination",
     "DocumentRecord",
     "FloatArray",
     "GraphNodeRow",
     "HitRow",
     "IndexStore",
+    "PendingChunk",
     "RebuildBusy",
     "SearchFilters",
     "ServingRow",
@@ -45,8 +56,10 @@ __all__ = [
     "StoredDoc",
     "bigram_text",
     "char_class",
+    "embedding_input",
     "fold",
     "matcher_for",
+    "per_chunk_vectors",
     "query_bigrams",
     "redact_url",
     "scrub",

@@ -233,13 +233,19 @@ class SearchResponse:
     results: tuple[Hit, ...]
     low_confidence: bool
     filter_applied: Mapping[str, object]
+    #: Chunks written without a vector yet (issue 26: an index run writes every file lexically
+    #: first): the vector leg did not see them. Omitted from the answer when 0.
+    vectors_pending: int = 0
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "results": [hit.as_dict() for hit in self.results],
             "low_confidence": self.low_confidence,
             "filter_applied": dict(self.filter_applied),
         }
+        if self.vectors_pending:
+            out["vectors_pending"] = self.vectors_pending
+        return out
 
 
 @attrs.frozen

@@ -86,6 +86,11 @@ def search_output(
 
     request = search_request(cfg, p, reranker_loaded=reranker_loaded, warn=warn)
     response = run(request)
+    if p["fmt"] != "json" and response.vectors_pending:
+        warn(
+            f"{response.vectors_pending:,} chunks still wait for vectors (an index run is filling them); "
+            "the keyword legs cover every document, the vector leg the rest"
+        )
     if p["fmt"] == "json":
         answer = response.as_dict()
         if p.get("span_units") == "chars":

@@ -55,6 +55,10 @@ def index_command(
     # On a terminal the live display is the default and replaces the per-file lines (docs/cli.md).
     live = progress or (not quiet and err_console().is_terminal)
     reporter = Reporter(quiet=quiet, progress=live, stages=not quiet)
+    if quiet:  # the model-loading lines too (issue 26 item 4): warnings and errors only
+        from ..console import quiet_notes
+
+        quiet_notes()
     rebuilt_aside = force and index_exists(app.db)  # a forced run over an index installs on success
 
     def index_into(store: IndexStore) -> IndexSummary:

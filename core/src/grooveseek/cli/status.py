@@ -6,14 +6,14 @@ from urllib.parse import urlsplit
 
 import click
 
-from ..app import build_app
+from ..app import App, build_app
 from ..config.model import GrooveConfig
 from ..console import echo_err
 from ..index.guard import check_folder
 from ..store.backend import bound
 from ..store.interface import IndexStore
 from ..store.store import index_exists, open_store
-from .options import config_option, effective_config_path, index_path_of, kb_option
+from .options import config_option, dump_json, effective_config_path, format_option, index_path_of, kb_option
 
 
 def _declared_line(store: IndexStore) -> str:
@@ -49,8 +49,9 @@ def endpoint_lines(config: GrooveConfig) -> list[str]:
 @click.command("status")
 @kb_option
 @config_option
+@format_option(("text", "json"), "text")
 @click.pass_context
-def status_command(ctx: click.Context, kb_path: str | None, config_path: str | None) -> None:
+def status_command(ctx: click.Context, kb_path: str | None, config_path: str | None, fmt: str) -> None:
     """Print document and chunk counts, the model, and the quality filter."""
     # No parser is imported: status reads the index, never a file (issue 16: status <= 300 ms).
     app = build_app(
@@ -63,32 +64,62 @@ def status_command(ctx: click.Context, kb_path: str | None, config_path: str | N
     if not index_exists(app.db):
         echo_err(f"No index found. Run groove index --kb-path {app.kb} first.")
         return
-    binding = bound(app.db)
     store = open_store(app.db, create=False)
     try:
         check_folder(store, app.kb)  # another folder's index would report its documents as these
-        docs, chunks = store.counts()
-        identity = store.meta("embedding_identity") or "(none yet)"
-        dim = store.meta("embedding_dim") or "?"
-        if binding is not None:  # engine, host, database and KB: never a credential (docs/postgres.md)
-            for label, value in binding[0].describe(binding[1]):
-                click.echo(f"{label}: {value}")
-        click.echo(f"Documents: {docs}")
-        click.echo(f"Chunks: {chunks}")
-        click.echo(f"Model: {identity} ({dim} dim)")
-        for line in endpoint_lines(app.config):
-            click.echo(line)
-        click.echo(f"Context mode: {store.meta('context_mode') or 'off'}")
-        click.echo(_declared_line(store))
-        awaiting = store.awaiting_reparse_count()
-        if awaiting:  # only in that state, so the R8.12 lines stay as they are otherwise
-            click.echo(
-                f"Awaiting re-read: {awaiting} document(s) a changed parser could "
-                "not read yet; run groove index"
-            )
-        threshold = app.config.quality_filter.effective_threshold
-        if threshold > 0:
-            passing, below = store.quality_counts(threshold)
-            click.echo(f"Quality filter (threshold={threshold}): {passing} passing, {below} below threshold")
+        facts = _facts(store, app.config)
+        if fmt == "json":
+            click.echo(dump_json(facts))
+        else:
+            _print_text(store, app, facts)
     finally:
         store.close()
+
+
+def _facts(store: IndexStore, config: GrooveConfig) -> dict[str, object]:
+    """What ``--format json`` prints; the text lines show the same values."""
+    docs, chunks = store.counts()
+    threshold = config.quality_filter.effective_threshold
+    facts: dict[str, object] = {
+        "documents": docs,
+        "chunks": chunks,
+        # Issue 26: an index run writes every file lexically first and fills vectors after.
+        "chunks_pending_vectors": store.vectors_pending(),
+        "model": store.meta("embedding_identity"),
+        "dimension": int(dim) if (dim := store.meta("embedding_dim") or "").isdigit() else None,
+        "context_mode": store.meta("context_mode") or "off",
+        "declared_fields": None if (declared := store.declared_fields()) is None else list(declared),
+        "awaiting_reparse": store.awaiting_reparse_count(),
+    }
+    if threshold > 0:
+        passing, below = store.quality_counts(threshold)
+        facts["quality_filter"] = {"threshold": threshold, "passing": passing, "below": below}
+    return facts
+
+
+def _print_text(store: IndexStore, app: App, facts: dict[str, object]) -> None:
+    binding = bound(app.db)
+    if binding is not None:  # engine, host, database and KB: never a credential (docs/postgres.md)
+        for label, value in binding[0].describe(binding[1]):
+            click.echo(f"{label}: {value}")
+    click.echo(f"Documents: {facts['documents']}")
+    click.echo(f"Chunks: {facts['chunks']}")
+    pending = facts["chunks_pending_vectors"]
+    if pending:  # only then, so the R8.12 lines stay as they are for a complete index
+        click.echo(f"Chunks pending vectors: {pending} (searchable by keyword; groove index fills them)")
+    click.echo(f"Model: {facts['model'] or '(none yet)'} ({facts['dimension'] or '?'} dim)")
+    for line in endpoint_lines(app.config):
+        click.echo(line)
+    click.echo(f"Context mode: {facts['context_mode']}")
+    click.echo(_declared_line(store))
+    awaiting = facts["awaiting_reparse"]
+    if awaiting:  # only in that state, so the R8.12 lines stay as they are otherwise
+        click.echo(
+            f"Awaiting re-read: {awaiting} document(s) a changed parser could not read yet; run groove index"
+        )
+    quality = facts.get("quality_filter")
+    if isinstance(quality, dict):
+        click.echo(
+            f"Quality filter (threshold={quality['threshold']}): {quality['passing']} passing, "
+            f"{quality['below']} below threshold"
+        )

@@ -151,7 +151,7 @@ class BatchIndexer:
                         if prepared is not None:
                             mix.before(item.rel, None if row is None else row.id)
                             writer.add(prepared)
-        writer.flush()
+        writer.flush(own_only=True)  # issue 26: this batch's files were written lexically above
         removed = [p for p in vanished if p not in renamed_from]
         for path in removed:
             mix.before(path, stored[path].id)

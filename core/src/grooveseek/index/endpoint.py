@@ -34,7 +34,7 @@ def rejection_error(rejected: Sequence[str], accepted: int, *, forced: bool) -> 
     if not rejected or (accepted and not forced):
         return None
     why = (
-        "the forced rebuild emptied the index first, so they are not in it"
+        "the forced rebuild started from an empty index, so they are in it by keyword only, without vectors"
         if forced
         else "the endpoint accepted no batch at all"
     )

@@ -2,9 +2,11 @@
 of the public stages in ``index/stages.py``.
 
 A run walks the KB, hashes every collected file through a handle-bound read, pairs renames,
-parses and chunks new or changed files, embeds them outside any transaction (batched across
-files for throughput), writes each file in its own transaction, sweeps deleted paths, records the
-run's bookkeeping and returns the R4.34 summary. One bad file never aborts a run: every per-file
+parses and chunks new or changed files and writes each in its own transaction with its keyword
+legs and no model call (the lexical pass), then embeds every chunk of the index that has no vector
+yet, batched, and stores the vectors (the vector pass, ``index/fill.py``; issue 26,
+docs/indexing.md), sweeps deleted paths, records the run's bookkeeping and returns the R4.34
+summary. One bad file never aborts a run: every per-file
 stage runs under the run's ``FileGuard`` (``index/runstate.py``), which turns whatever the file
 raises into ``Skipping <rel>: <reason>``. Only failures of the run itself pass through: the model
 failing a probe text too (R4.19), the index becoming unusable (``IndexStore.is_failure``).
@@ -137,6 +139,13 @@ class Indexer:
             or row.content_hash != digest
             or row.parser_id in stale_parsers
         }
+        if todo and not options.force:
+            # Loaded before the lexical pass although only the vector pass uses it: a model that
+            # cannot load (a download that cannot happen, a bad cache) stops the run before any
+            # write, so a first run leaves no index behind (``guard.discard_if_still_empty``)
+            # rather than one no search can embed a query for. A run with nothing to write loads
+            # nothing until some chunk waits for a vector.
+            self.embedder.load()
         self.reporter.indexing(todo)
         try:
             self._index_all(walk.files, todo, rewrite, stored)
@@ -241,7 +250,8 @@ class Indexer:
     def _index_all(
         self, files: Sequence[Collected], todo: set[str], rewrite: set[str], stored: dict[str, StoredDoc]
     ) -> None:
-        """Parse, embed and write every file of ``todo``; refresh the fields of ``rewrite``."""
+        """Pass 1: write every file of ``todo`` lexically and refresh the fields of ``rewrite``, with
+        no model call; pass 2: fill every pending vector of the index (issue 26)."""
         stages, guard, writer = self.stages, self.parts.guard, self.parts.writer
         with writer.parallel(worker_count(self.config.index.embed_workers)):
             for item in files:
@@ -250,8 +260,12 @@ class Indexer:
                         self._index_file(item, stored.get(item.rel))
                     if item.rel in rewrite and not stages.refresh_fields(item, stored[item.rel]):
                         self._index_file(item, stored[item.rel])  # changed since it was hashed
-            self.reporter.phase("embedding/writing")
-            writer.flush()
+            self.reporter.lexical_done()
+            pending = self.store.vectors_pending()
+            if pending:
+                self.reporter.vectors(pending)
+                writer.filled = self.reporter.filled
+                writer.flush()
 
     def _count_kept(self, todo: set[str], hashes: dict[str, str], before: dict[str, StoredDoc]) -> None:
         """After an interrupt: the new or changed files the index now holds, for "what was kept".
@@ -269,15 +283,19 @@ class Indexer:
             and row.content_hash == hashes[rel]
             and (rel not in before or before[rel].content_hash != hashes[rel])
         )
-        self.reporter.status.written = max(self.reporter.status.written, kept)
+        status = self.reporter.status
+        status.written = max(status.written, kept)
+        status.documents = len(now)
+        try:
+            status.vectors_left = self.store.vectors_pending()
+        except Exception:  # noqa: BLE001 - the line then says nothing about vectors
+            status.vectors_left = None
 
     def _index_file(self, item: Collected, row: StoredDoc | None) -> None:
-        """Prepare one new or changed file and queue it for embedding and writing."""
-        self.reporter.phase("parsing")
+        """Prepare one new or changed file and write it lexically (pass 1)."""
         prepared = self.stages.prepare(item, row)
         self.reporter.parsed(0 if prepared is None else len(prepared.chunks))
         if prepared is not None:
-            self.reporter.phase("embedding/writing")
             self.parts.writer.add(prepared)
 
     def _hash(self, files: Sequence[Collected]) -> dict[str, str]:

@@ -3,7 +3,8 @@
 Per-file lines are shown by default; ``quiet`` drops them and ``stages=False`` the stage lines too
 (``groove index --quiet`` sets both: warnings and errors only, issue 24). With ``progress`` (the
 default on a terminal, ``--progress`` elsewhere) a ``RunProgress`` follows the run: its phase
-(reading, parsing, embedding/writing), files n/N, chunks n/N, chunks/s and an ETA, shown as one
+(reading; lexical, pass 1, files parsed and written without vectors; vectors, pass 2, the pending
+chunks embedded; issue 26), files n/N, chunks n/N, chunks/s and an ETA, shown as one
 live rich display on a terminal, else as a ``Progress:`` line every few seconds plus a final one.
 The live display replaces the per-file lines; warnings and ``Skipping`` lines are never suppressed.
 """
@@ -57,9 +58,16 @@ class RunProgress:
     chunks_done: int = 0
     first_write: tuple[float, int] | None = None  # (when, chunks done then)
     started: float = 0.0  # when the indexing phase began
+    #: Phase ``vectors``: the chunks pass 2 must embed (exact), and how many it has stored.
+    vectors_total: int = 0
+    #: After an interrupt: the index's documents and its chunks still without a vector (None: unknown).
+    documents: int = 0
+    vectors_left: int | None = None
 
     def chunks_total(self) -> tuple[int, bool]:
         """(the chunk total, whether it is exact)."""
+        if self.phase == "vectors" or (self.phase == "done" and self.vectors_total):
+            return self.vectors_total, True
         left = self.files_total - self.parsed
         if self.phase == "reading" or left <= 0 or not self.parsed:
             return self.chunks_parsed, self.phase != "reading" and left <= 0
@@ -174,7 +182,7 @@ class Reporter:
     def indexing(self, todo: set[str]) -> None:
         """The run indexes the files ``todo`` (new, changed, or of a parser that changed)."""
         status = self.status
-        status.phase, status.todo, status.started = "parsing", frozenset(todo), status.clock()
+        status.phase, status.todo, status.started = "lexical", frozenset(todo), status.clock()
         status.files_total, status.files_done = len(todo), 0
         self._start()
         self._tick(force=True)
@@ -186,6 +194,25 @@ class Reporter:
         """One file of the run parsed into ``chunks`` chunks to write (0: nothing to embed)."""
         self.status.parsed += 1
         self.status.chunks_parsed += chunks
+        self._tick()
+
+    def lexical_done(self) -> None:
+        """Pass 1 is over: every file of the run is written (or skipped), searchable by keyword."""
+        self.status.files_done = self.status.files_total
+        self._tick(force=True)
+
+    def vectors(self, total: int) -> None:
+        """Pass 2 embeds ``total`` pending chunks (``filled`` after each stored batch)."""
+        status = self.status
+        status.phase, status.vectors_total, status.chunks_done = "vectors", total, 0
+        status.first_write, status.started = None, status.clock()
+        self._start()
+        self._tick(force=True)
+
+    def filled(self, chunks: int) -> None:
+        status = self.status
+        status.chunks_done += chunks
+        status.wrote()
         self._tick()
 
     def settled(self, rel: str, chunks: int = 0, *, written: bool = False) -> None:
@@ -253,6 +280,11 @@ class Reporter:
                 f"Interrupted: the rebuild stopped after {status.written} of {status.files_total} "
                 "files; the index is as it was before it (run groove index --force again)"
             )
+        if status.phase == "vectors" and status.vectors_left:
+            return (
+                f"Interrupted: {status.documents} documents searchable by keyword; "
+                f"{status.vectors_left} chunks still wait for vectors; the next `groove index` fills them"
+            )
         if status.phase in {"starting", "reading"} or not status.written:
             return "Interrupted: no file was written; the next run starts again"
         return (
@@ -287,6 +319,6 @@ class RunLines:
         """R5.16: the endpoint refused this file's input; the status only, never the body."""
         self.reporter.settled(rel)
         self.reporter.warn(
-            f"warning: {shown(rel)}: embedding endpoint rejected the input (HTTP {status}); skipped, "
-            "the index keeps what it had for this file"
+            f"warning: {shown(rel)}: embedding endpoint rejected the input (HTTP {status}); skipped: "
+            "its text is searchable by keyword, its vectors are tried again by the next run"
         )

@@ -5,11 +5,11 @@ embed and write, sweep (SPEC §4.3–4.9; docs/architecture.md, "An index run").
 embedder) and a ``RunState``; each method is one stage, and callers compose them:
 
 - ``Indexer.run`` (``groove index``, ``rebuild_index``): collect → hash → pair renames → prepare
-  each new or changed file → embed and write in batches (``Writer``) → sweep → bookkeeping;
+  and write each new or changed file lexically (``Writer.add``) → fill every pending vector
+  (``Writer.flush``) → sweep → bookkeeping;
 - ``BatchIndexer.apply`` (the watcher): the same stages over the paths of one batch;
-- a lexical-first run (issue 26) or a remote worker (issue 23): ``prepare`` gives a ``Prepared``
-  (the document record and its chunks, nothing embedded), which is all a lexical write or a
-  remote embedding needs; ``Writer`` embeds and writes them.
+- a remote worker (issue 23) reads ``IndexStore.pending_vectors`` and stores what it computed with
+  ``fill_vectors``, as the vector pass does.
 
 Every stage that touches one file runs under the caller's ``FileGuard.file(rel)``, so a failure
 skips that file and keeps its rows.
@@ -242,8 +242,8 @@ class IndexStages:
         )
 
     def prepare(self, item: Collected, row: StoredDoc | None) -> Prepared | None:
-        """Read, parse and chunk one new or changed file: the ``Prepared`` file to embed and write,
-        or None when nothing is left to embed (refused, skipped, emptied, or a frontmatter-only
+        """Read, parse and chunk one new or changed file: the ``Prepared`` file to write, or None
+        when nothing is left to write (refused, skipped, emptied, or a frontmatter-only
         change already written, R4.20/R4.25)."""
         parser = self.registry.parser_for(item.rel)
         data = self.read(item)

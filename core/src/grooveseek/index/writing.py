@@ -1,23 +1,14 @@
-"""Embedding and writing for an index run: what a parsed file needs before its transaction.
+"""Writing for an index run: what a parsed file needs before its transaction, and pass 1.
 
-``Prepared`` is a parsed file waiting for vectors; ``Writer`` embeds a batch of them (reusing the
-stored vectors of chunks whose embedding input did not change, and embedding each distinct text
-once), then writes each file in its own transaction. An endpoint's refusal of one file's input
-skips that file and keeps its rows (R5.16); any other ``ModelError`` the embedder raises is its
-word that the model or endpoint failed, and stops the run (R4.19, R5.16). Any other exception (a
-plugin bug, a crash on odd input) and any failed write is a skip through the run's file guard
-(``runstate.FileGuard``): a failed batch is retried file by file, and a file whose text fails while
-the model still embeds a probe text is skipped; when the probe fails too, no file is at fault and
-the run stops (``RunFailed``). The writer updates the run's ``RunState`` (counters, lines, settled
-set), so the watcher's own wording applies here.
+``Prepared`` is a parsed file: its record, its chunks and the stored vectors of chunks whose
+embedding input did not change. ``Writer.add`` writes it at once, in one transaction, with its
+rows and both lexical legs and those reused vectors, and calls no model (issue 26: lexical first);
+its other chunks wait for a vector. ``Writer.flush`` is pass 2: ``fill.VectorFill`` embeds every
+pending chunk of the index and stores the vectors. The two are the "write" and "embed" stages of
+``index/stages.py``; the watcher's batches call the same two.
 
-``add`` collects prepared files until ``EMBED_BATCH_CHUNKS`` chunks wait, then embeds and writes
-them as one batch; ``flush`` writes what is left. These are the "embed" and "write" stages of
-``index/stages.py``; today one transaction per file writes the rows and their vectors together.
-
-Inside ``parallel()`` (an index run, ``index/workers.py``), a batch goes to the worker processes and is
-written at the next flush, so this process parses and writes while they embed; one batch is in
-flight at most, and batches are written in the order they were read.
+Inside ``parallel()`` (an index run, ``index/workers.py``) pass 2 embeds in worker processes while
+this process stores the previous batch.
 """
 
 from __future__ import annotations
@@ -26,27 +17,24 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import attrs
-import numpy as np
 
-from ..errors import EmbeddingRejected, GrooveError, ModelError
 from ..interfaces import Embedder, FloatArray
 from ..store.interface import IndexStore
-from ..store.records import DocumentRecord, StoredDoc
+from ..store.records import DocumentRecord, StoredDoc, embedding_input
 from ..types import Chunk
-from ..vectorcheck import BadVectors, checked_documents
+from .fill import FILL_BATCH_CHUNKS, VectorFill
 from .runstate import FileGuard, RunState
-from .safety import PROBE_TEXT, RunFailed, failure_reason
 from .workers import EmbedWorkers
 
 __all__ = ["EMBED_BATCH_CHUNKS", "Prepared", "Writer", "embedding_input", "reusable_vectors"]
 
-# Chunks collected across files before one embedding batch.
-EMBED_BATCH_CHUNKS = 64
+# Chunks embedded together in pass 2 (kept under its old name for callers that size batches by it).
+EMBED_BATCH_CHUNKS = FILL_BATCH_CHUNKS
 
 
 @attrs.frozen
 class Prepared:
-    """A parsed file waiting for its embeddings.
+    """A parsed file waiting to be written.
 
     ``reused`` holds the stored vectors of chunks whose embedding input did not change (by chunk
     position): an edit to one section of a long note re-embeds that section, not the file.
@@ -67,11 +55,6 @@ class Prepared:
         return [i for i in range(len(self.chunks)) if i not in self.reused]
 
 
-def embedding_input(context: str, content: str) -> str:
-    """R3.85: the context breadcrumb is prepended to the embedding input."""
-    return f"{context}\n\n{content}" if context else content
-
-
 def reusable_vectors(
     store: IndexStore, row: StoredDoc | None, chunks: Sequence[Chunk]
 ) -> dict[int, FloatArray]:
@@ -87,7 +70,7 @@ def reusable_vectors(
 
 
 class Writer:
-    """The embed and write stages of one run or watcher batch."""
+    """The write (pass 1) and embed (pass 2) stages of one run or watcher batch."""
 
     def __init__(
         self,
@@ -103,178 +86,52 @@ class Writer:
         self.guard = guard
         self.warn = warn
         self.workers: EmbedWorkers | None = None
-        self._pending: list[Prepared] = []
-        # The batch the workers are embedding while this process parses the next one.
-        self._inflight: tuple[list[Prepared], list[str], int] | None = None
+        #: Told how many pending chunks each stored batch of pass 2 covered (progress display).
+        self.filled: Callable[[int], None] = lambda n: None
+        self.written: list[str] = []  # files pass 1 wrote (``flush(own_only=True)``)
 
     def add(self, prepared: Prepared) -> None:
-        """Queue one prepared file; embed and write the queue once it holds a batch of chunks."""
-        self._pending.append(prepared)
-        if sum(len(p.chunks) for p in self._pending) >= EMBED_BATCH_CHUNKS:
-            self.flush()
+        """Pass 1: one file's rows, lexical legs and reused vectors in one transaction, no model call."""
+        vectors = [prepared.reused.get(i) for i in range(len(prepared.chunks))]
+        self.store.replace_document(prepared.record, prepared.chunks, vectors)
+        self.written.append(prepared.rel)
+        self.state.settled.add(prepared.rel)
+        self.state.counts.updated += 1
+        self.state.lines.indexed(prepared.rel, len(prepared.chunks))
 
-    def flush(self) -> None:
-        """Embed and write every queued file (with workers: hand them over, see ``write_batch``)."""
-        batch, self._pending = self._pending, []
-        if batch:
-            self.write_batch(batch)
+    def flush(self, *, own_only: bool = False) -> int:
+        """Pass 2: embed and store every pending vector of the index; returns how many were written.
+
+        ``own_only`` (a watcher batch): only the chunks of the files this writer wrote, so a file an
+        endpoint keeps refusing is retried by the next ``groove index``, not by every batch the
+        watcher applies after it.
+        """
+        if not self.store.vectors_pending():
+            return 0  # nothing waits: the model is not even loaded
+        only = self._own() if own_only else None
+        if own_only and only is None:
+            return 0
+        fill = VectorFill(self.store, self.embedder, self.state, self.guard, self.filled)
+        return fill.run(self.workers, only)
+
+    def _own(self) -> tuple[int, set[int]] | None:
+        """(a chunk id below every chunk of the files written, their document ids), or None."""
+        stored = self.store.documents()
+        ids = {stored[rel].id for rel in self.written if rel in stored}
+        first = [cid for doc in ids for cid, _, _ in self.store.chunk_inputs(doc)[:1]]
+        return (min(first) - 1, ids) if first else None
 
     @contextmanager
     def parallel(self, count: int) -> Iterator[EmbedWorkers]:
-        """Embed in up to ``count`` worker processes until the block ends (``index/workers.py``).
+        """Embed pass 2 in up to ``count`` worker processes until the block ends (``index/workers.py``).
 
-        A batch handed to the workers is written at the next flush, or when the block ends; a block
-        left by an exception drops it (the run failed; its files keep their rows).
+        A block left by an exception drops what the workers hold (those chunks stay pending).
         """
         self.workers = workers = EmbedWorkers(self.embedder, count, self.warn)
         failed = True
         try:
             yield workers
-            self.drain()
             failed = False
         finally:
-            self._inflight = None
             self.workers = None
             workers.close(now=failed)
-
-    def write_batch(self, batch: list[Prepared]) -> None:
-        """Embed one batch and write each file in its own transaction; with workers, hand it to
-        them and write the batch they embedded before."""
-        ticket = None
-        if self.workers is not None:
-            texts = self.fresh_texts(batch)
-            ticket = self.workers.submit(texts) if texts else None
-        if ticket is None:
-            self.drain()
-            self.flush_here(batch)
-            return
-        self.state.counts.accepted_batches += 1
-        previous, self._inflight = self._inflight, (batch, texts, ticket)
-        if previous is not None:
-            self.finish(*previous)
-
-    def drain(self) -> None:
-        """Write the batch the workers hold, if any."""
-        previous, self._inflight = self._inflight, None
-        if previous is not None:
-            self.finish(*previous)
-
-    def finish(self, batch: list[Prepared], texts: list[str], ticket: int) -> None:
-        assert self.workers is not None
-        try:
-            vectors = self.workers.collect(ticket, len(texts))
-        except (KeyboardInterrupt, SystemExit, GrooveError):
-            raise
-        except BaseException:  # noqa: BLE001 - which file is at fault? each is embedded on its own
-            self.write_each(batch)
-            return
-        if vectors is None:  # the workers stopped: this batch is embedded here
-            self.flush_here(batch)
-            return
-        try:
-            vectors = checked_documents(self.embedder, vectors, len(texts))  # R5.4
-        except BadVectors:  # which file is at fault? each is embedded on its own
-            self.write_each(batch)
-            return
-        fresh = dict(zip(texts, vectors, strict=True))
-        for prepared, file_vectors in zip(batch, self.assemble(batch, fresh), strict=True):
-            with self.guard.file(prepared.rel):
-                self.write(prepared, file_vectors)
-
-    def flush_here(self, batch: list[Prepared]) -> None:
-        """Embed one batch in this process now and write it."""
-        try:
-            vectors = self.embed(batch)
-        except EmbeddingRejected as exc:
-            if len(batch) == 1:
-                self.rejected(batch[0], exc.status)
-            else:  # which file was refused? each is sent again on its own
-                self.write_each(batch)
-            return
-        except (KeyboardInterrupt, SystemExit, GrooveError):
-            raise
-        except BaseException:  # noqa: BLE001 - which file is at fault? each is embedded on its own
-            self.write_each(batch)
-            return
-        for prepared, file_vectors in zip(batch, vectors, strict=True):
-            with self.guard.file(prepared.rel):
-                self.write(prepared, file_vectors)
-
-    def write_each(self, batch: list[Prepared]) -> None:
-        for prepared in batch:
-            with self.guard.file(prepared.rel):
-                self.write_one(prepared)
-
-    def write(self, prepared: Prepared, vectors: FloatArray) -> None:
-        """One file's rows and vectors in one transaction."""
-        self.store.replace_document(prepared.record, prepared.chunks, vectors)
-        self.state.settled.add(prepared.rel)
-        self.state.counts.updated += 1
-        self.state.lines.indexed(prepared.rel, len(prepared.chunks))
-
-    def embed(self, batch: list[Prepared]) -> list[FloatArray]:
-        """Every chunk's vector, per file: reused ones as stored, the rest embedded once per
-        distinct text across the batch."""
-        unique = self.fresh_texts(batch)
-        fresh = dict(zip(unique, self.embed_texts(batch, unique), strict=True)) if unique else {}
-        return self.assemble(batch, fresh)
-
-    @staticmethod
-    def fresh_texts(batch: list[Prepared]) -> list[str]:
-        """The distinct texts of the batch that need a vector, in first-seen order."""
-        return list(dict.fromkeys(p.texts[i] for p in batch for i in p.missing))
-
-    @staticmethod
-    def assemble(batch: list[Prepared], fresh: dict[str, FloatArray]) -> list[FloatArray]:
-        out = []
-        for p in batch:
-            texts = p.texts
-            rows = [p.reused[i] if i in p.reused else fresh[texts[i]] for i in range(len(texts))]
-            out.append(np.stack(rows).astype(np.float32, copy=False))
-        return out
-
-    def embed_texts(self, batch: list[Prepared], texts: list[str]) -> FloatArray:
-        try:
-            # In this process: a batch the workers take goes through ``flush``; this is a batch
-            # they were not (yet) taking, or one file retried on its own.
-            vectors = self.embedder.embed_documents(texts)
-        except EmbeddingRejected as exc:
-            self.state.counts.accepted_batches += exc.accepted
-            raise
-        self.state.counts.accepted_batches += 1
-        return checked_documents(self.embedder, vectors, len(texts))  # unit length, finite (R5.4)
-
-    def judge(self, prepared: Prepared, exc: BaseException) -> ModelError:
-        """The error for one file's failed embedding: the file's own (a skip) when the model still
-        embeds a probe text, else ``RunFailed`` is raised, since no file is at fault (R4.19)."""
-        try:
-            self.embedder.embed_documents([PROBE_TEXT])
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as probe:  # the model itself is broken
-            raise RunFailed(f"failed to embed chunks for {prepared.rel}: {probe}") from probe
-        return ModelError(f"failed to embed chunks: {failure_reason(exc)}")
-
-    def write_one(self, prepared: Prepared) -> None:
-        """Embed and write one file on its own; a refused input skips it and keeps its rows (R5.16)."""
-        try:
-            vectors = self.embed([prepared])
-        except EmbeddingRejected as exc:
-            self.rejected(prepared, exc.status)
-            return
-        except GrooveError as exc:  # the embedder's own word that it failed: past the file guard
-            raise RunFailed(str(exc)) from exc
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:  # judged by a probe text
-            raise self.judge(prepared, exc) from exc
-        self.write(prepared, vectors[0])
-
-    def rejected(self, prepared: Prepared, status: int) -> None:
-        # Vectors of the file's earlier requests went with the exception; its row stays as it was.
-        counts = self.state.counts
-        counts.skipped += 1
-        counts.rejected_paths.append(prepared.rel)
-        counts.skips.append((prepared.rel, f"embedding endpoint rejected the input (HTTP {status})"))
-        self.state.lines.rejected(prepared.rel, status)
-        self.state.settled.add(prepared.rel)

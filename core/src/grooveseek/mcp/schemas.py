@@ -167,7 +167,9 @@ SEARCH = ToolSpec(
         "end_line (the chunk's lines), symbol_kind, anchor (the heading's {#id}), location (path:line where "
         "content starts), truncated and uri (kb://doc/...) when they apply. content is a short snippet "
         'around the best match unless content: "full" is passed; read around a hit with get_document '
-        "from_line/to_line. When low_confidence is true the knowledge base may not cover the question."
+        "from_line/to_line. When low_confidence is true the knowledge base may not cover the question. "
+        "While an index run is still computing vectors the answer also has vectors_pending (how many "
+        "chunks only the keyword half could see)."
     ),
     params=(
         Param("query", "string", f"What to search for. {_QUERY_SYNTAX}", required=True),

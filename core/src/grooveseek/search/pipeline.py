@@ -123,6 +123,17 @@ def _fused_pool(
     return GroupedPool(fused, store.hit_rows([cid for cid, _ in fused]), {})
 
 
+def _legs(
+    store: IndexStore, queries: QueryVectors, compiled: CompiledQuery, fetch: int, req: SearchRequest
+) -> list[LegResult]:
+    excluded = excluded_ids(store, compiled)
+    return [
+        fts_leg(store, compiled, fetch, req),
+        vector_leg(store, queries, compiled, fetch, req, excluded),
+        cjk_leg(store, compiled, fetch, req, excluded),
+    ]
+
+
 def run_search(
     store: IndexStore, queries: QueryVectors, req: SearchRequest, *, reranker: Reranker | None = None
 ) -> SearchResponse:
@@ -138,12 +149,10 @@ def run_search(
     compiled = compile_query(req.query)
     do_rerank = req.rerank and reranker is not None
     fetch, pool_size = pool_sizes(req.limit, mmr=req.mmr is not None, rerank=do_rerank)
-    excluded = excluded_ids(store, compiled)
-    legs = [
-        fts_leg(store, compiled, fetch, req),
-        vector_leg(store, queries, compiled, fetch, req, excluded),
-        cjk_leg(store, compiled, fetch, req, excluded),
-    ]
+    legs = _legs(store, queries, compiled, fetch, req)
+    # Issue 26: while an index run fills vectors, the lexical legs see every chunk and the vector
+    # leg those that have a vector; the answer says how many it could not see.
+    pending = store.vectors_pending()
     weights = leg_weights(
         req.fusion.explicit_leg_weights,
         queries.languages,
@@ -198,5 +207,8 @@ def run_search(
             )
         hits.append(hit)
     return SearchResponse(
-        results=tuple(hits), low_confidence=flag, filter_applied=filter_applied(req, compiled)
+        results=tuple(hits),
+        low_confidence=flag,
+        filter_applied=filter_applied(req, compiled),
+        vectors_pending=pending,
     )

@@ -15,7 +15,10 @@ from ..cjk import fold
 from ..interfaces import FloatArray
 from ..types import Chunk
 from .core import SqlCore
-from .records import DocumentRecord, now_utc
+from .records import ChunkVectors, DocumentRecord, now_utc, per_chunk_vectors
+
+#: ``index_meta``: the lowest chunk id never handed out (``_next_chunk_id``); kept by ``reset``.
+NEXT_CHUNK_ID = "next_chunk_id"
 
 
 class DocumentWrites:
@@ -83,21 +86,27 @@ class DocumentWrites:
         with self.conn:
             self._write_fields(doc_id, fields)
 
-    def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: FloatArray) -> None:
-        """Replace one document's row, chunks, FTS rows, vectors and fields in one transaction (R4.4)."""
-        if len(chunks) != len(vectors):
-            raise ValueError("one vector per chunk is required")
+    def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: ChunkVectors) -> None:
+        """Replace one document's row, chunks, FTS rows, vectors and fields in one transaction (R4.4).
+
+        A chunk whose vector is None (all of them for ``vectors=None``) is written without one and
+        waits in ``pending_vectors`` (issue 26: lexical first, vectors after).
+        """
+        rows = per_chunk_vectors(len(chunks), vectors)
         with self.conn:
             existing = self._doc_id(rec.path)
             if existing is not None:
                 self._delete_chunk_rows(existing)
             doc_id = self._upsert_doc_row(rec)
-            for chunk, vector in zip(chunks, vectors, strict=True):
+            chunk_id = self._next_chunk_id() - 1
+            for chunk, vector in zip(chunks, rows, strict=True):
+                chunk_id += 1
                 self.conn.execute(
-                    "insert into chunks(document_id, chunk_index, heading, level, content, context, "
+                    "insert into chunks(id, document_id, chunk_index, heading, level, content, context, "
                     "token_count, quality_score, start_line, end_line, symbol_kind, anchor, table_rows) "
-                    "values (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "values (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
+                        chunk_id,
                         doc_id,
                         chunk.chunk_index,
                         chunk.heading,
@@ -114,13 +123,33 @@ class DocumentWrites:
                         json.dumps([list(r) for r in chunk.table_rows]) if chunk.table_rows else None,
                     ),
                 )
-                chunk_id = self.conn.last_insert_rowid()
                 self.conn.execute(
                     "insert into fts_chunks(rowid, heading, context, content) values (?,?,?,?)",
                     (chunk_id, fold(chunk.heading or ""), fold(chunk.context), fold(chunk.content)),
                 )
                 self._core.cjk.insert(chunk_id, chunk.heading or "", chunk.context, chunk.content)
-                self._core.vectors.insert(chunk_id, vector)
+                if vector is not None:
+                    self._core.vectors.insert(chunk_id, vector)
+            if chunks:
+                self.conn.execute(
+                    "insert or replace into index_meta values (?, ?)", (NEXT_CHUNK_ID, str(chunk_id + 1))
+                )
+
+    def _next_chunk_id(self) -> int:
+        """The id of the next chunk: never one a deleted chunk had. SQLite would hand out the
+        highest id again once its row is gone, and a vector computed for the old text (a worker
+        filling pending chunks while the file was re-indexed) must find its id vanished, not
+        reused by other text (``fill_vectors``)."""
+        recorded = self._core.meta(NEXT_CHUNK_ID)
+        top = self._core.count("select max(id) from chunks")
+        return max(int(recorded) if recorded and recorded.isdigit() else 0, top + 1)
+
+    def fill_vectors(self, rows: Sequence[tuple[int, FloatArray]]) -> int:
+        """Store the vectors of chunks written without one, in one transaction; ids that no longer
+        exist or already have a vector are ignored. Returns how many were written."""
+        with self.conn:
+            written = self._core.vectors.fill(rows)
+        return written
 
     def update_document_meta(self, rec: DocumentRecord) -> None:
         """Frontmatter-only change (R4.20): the row and its fields, nothing re-embedded."""

@@ -22,7 +22,7 @@ from typing import Protocol
 from ..interfaces import FloatArray
 from ..types import Chunk, SearchFilters
 from .graph import GraphNodeRow
-from .records import DocumentRecord, HitRow, StoredDoc
+from .records import ChunkVectors, DocumentRecord, HitRow, PendingChunk, StoredDoc
 from .serving import ServingRow
 from .stages import SiblingRow
 
@@ -55,13 +55,37 @@ class IndexStore(Protocol):
         ...
 
     # -- writes (index/indexer.py, R4.4-R4.30) ---------------------------------------------------
-    def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: FloatArray) -> None: ...
+    def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: ChunkVectors) -> None:
+        """One document's row, chunks, both lexical legs, fields and vectors in one transaction.
+
+        ``vectors``: n rows for n chunks; a sequence whose items may be None (a chunk whose vector
+        comes later, e.g. the stored vector of an unchanged chunk is given and the rest are not);
+        or None, when every chunk waits for ``fill_vectors`` (issue 26: lexical first).
+        """
+        ...
+
     def replace_fields(self, doc_id: int, fields: Sequence[tuple[str, str]]) -> None: ...
     def update_document_meta(self, rec: DocumentRecord) -> None: ...
     def delete_documents(self, paths: Iterable[str]) -> None: ...
     def rename_documents(self, renames: Sequence[tuple[str, str, dict[str, str | None]]]) -> None: ...
     def reset(self, dimension: int, meta: dict[str, str | None]) -> None: ...
     def repair_fts(self) -> int: ...
+
+    # -- vectors filled after the lexical write (issue 26) ---------------------------------------
+    def pending_vectors(self, limit: int, after_chunk_id: int = 0) -> list[PendingChunk]:
+        """Chunks without a vector whose id is above ``after_chunk_id``, by chunk id, at most
+        ``limit``; each with its embedding input."""
+        ...
+
+    def fill_vectors(self, rows: Sequence[tuple[int, FloatArray]]) -> int:
+        """One transaction: the vector of each chunk id that still exists and still has none.
+        Vanished ids (re-indexed or deleted meanwhile) and ids that have a vector are ignored.
+        Returns how many vectors were written."""
+        ...
+
+    def vectors_pending(self) -> int:
+        """How many chunks have no vector."""
+        ...
 
     # -- what the indexer and status read --------------------------------------------------------
     def documents(self) -> dict[str, StoredDoc]: ...

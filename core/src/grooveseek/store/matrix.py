@@ -28,6 +28,7 @@ import numpy as np
 __all__ = [
     "GENERATION_KEY",
     "VectorMatrix",
+    "bump_generation",
     "install_generation_triggers",
     "matrix_for",
     "top_k",
@@ -47,6 +48,12 @@ _EXACT_ROWS = 4096  # candidate vectors gathered at once for exact distances (6 
 _BUMP = (
     f"insert or replace into index_meta(key, value) values ('{GENERATION_KEY}', lower(hex(randomblob(8))))"
 )
+
+
+def bump_generation(conn: apsw.Connection) -> None:
+    """Stamp a fresh generation inside the caller's transaction: vectors written without a chunk
+    change (``VectorTable.fill``) must reach readers too, and no trigger sees a vec0 write."""
+    conn.execute(_BUMP)
 
 
 def install_generation_triggers(conn: apsw.Connection) -> None:

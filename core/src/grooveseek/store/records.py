@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TypeAlias
 
 import attrs
 
+from ..interfaces import FloatArray
 from ..types import ChunkMarks
 
 # R4.8/R4.38: the content hash of a row its parser's new policy has not settled yet. It never equals
@@ -62,6 +65,38 @@ class HitRow(ChunkMarks):
     token_count: int
     chunk_index: int
     level: int | None
+
+
+@attrs.frozen
+class PendingChunk:
+    """A chunk written lexically whose vector is not stored yet (issue 26, ``pending_vectors``).
+
+    ``text`` is the embedding input (``embedding_input(context, content)``), so whoever fills the
+    vector (this process, a worker, a remote machine) needs nothing else from the index.
+    """
+
+    chunk_id: int
+    document_id: int
+    text: str
+
+
+#: What ``replace_document`` takes as vectors: one row per chunk (an array of n rows, or a sequence
+#: whose items may be None for a chunk whose vector is filled later), or None: every chunk pending.
+ChunkVectors: TypeAlias = "FloatArray | Sequence[FloatArray | None] | None"
+
+
+def per_chunk_vectors(count: int, vectors: ChunkVectors) -> list[FloatArray | None]:
+    """``vectors`` as one optional vector per chunk; raises ValueError when the count differs."""
+    if vectors is None:
+        return [None] * count
+    if len(vectors) != count:
+        raise ValueError("one vector (or None) per chunk is required")
+    return list(vectors)
+
+
+def embedding_input(context: str, content: str) -> str:
+    """R3.85: the context breadcrumb is prepended to the embedding input."""
+    return f"{context}\n\n{content}" if context else content
 
 
 def now_utc() -> str:

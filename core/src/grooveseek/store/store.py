@@ -33,7 +33,7 @@ from .documents import DocumentWrites
 from .graph import GraphQueries
 from .interface import IndexStore
 from .queries import Queries
-from .records import AWAITING_REPARSE, DocumentRecord, HitRow, StoredDoc
+from .records import AWAITING_REPARSE, DocumentRecord, HitRow, PendingChunk, StoredDoc
 from .schema import MIGRATIONS, PRODUCER, SCHEMA_VERSION
 from .serving import ServingQueries
 from .stages import StageQueries
@@ -44,6 +44,7 @@ __all__ = [
     "DocumentRecord",
     "HitRow",
     "IndexStore",
+    "PendingChunk",
     "Store",
     "StoredDoc",
     "index_exists",
@@ -69,6 +70,7 @@ class Store:
         self.rename_documents = writes.rename_documents
         self.reset = writes.reset
         self.repair_fts = writes.repair_fts
+        self.fill_vectors = writes.fill_vectors
         reads = Queries(core)
         self.documents = reads.documents
         self.chunk_signature = reads.chunk_signature
@@ -104,6 +106,8 @@ class Store:
         self.ensure_vec_table = core.vectors.ensure
         self.knn = core.vectors.knn
         self.knn_many = core.vectors.knn_many
+        self.pending_vectors = core.vectors.pending
+        self.vectors_pending = core.vectors.pending_count
 
     def chunk_texts(self) -> Iterator[tuple[str, str | None, str, str]]:
         """``(path, heading, context, content)`` of every chunk, by path and chunk order (streamed)."""

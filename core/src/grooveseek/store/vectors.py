@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import apsw
 
 from ..errors import StoreError
 from ..interfaces import FloatArray
+from .records import PendingChunk, embedding_input
 from .schema import vec_table_sql
 
 # numpy and the matrix cache are imported where a vector is touched, not here: `groove status`,
@@ -67,6 +69,79 @@ class VectorTable:
         self._conn.execute(
             "insert into vec_chunks(chunk_id, embedding) values (?, ?)", (chunk_id, vec_blob(vector))
         )
+
+    # -- chunks written lexically, vectors filled later (issue 26) ----------------------------------
+    # Which chunks have a vector is read from vec0's rowid table (a real table whose rowid is the
+    # chunk id; sqlite-vec 0.1's layout, also read by ``matrix.py``): a count or a primary-key probe
+    # there costs what it costs on any table, where the virtual table would be scanned. Another
+    # layout falls back to primary-key lookups through the virtual table.
+    _HAS_VECTOR = "exists (select 1 from vec_chunks_rowids r where r.rowid = c.id)"
+    _HAS_VECTOR_SLOW = "exists (select 1 from vec_chunks v where v.chunk_id = c.id)"
+
+    def _without_vector(self, sql: str, params: tuple[int, ...]) -> list[Any]:
+        """Run ``sql`` with ``{has}`` standing for "chunk ``c`` has a vector" (see above)."""
+        try:
+            return self._conn.execute(sql.format(has=self._HAS_VECTOR), params).fetchall()
+        except apsw.SQLError:
+            return self._conn.execute(sql.format(has=self._HAS_VECTOR_SLOW), params).fetchall()
+
+    def pending(self, limit: int, after_chunk_id: int = 0) -> list[PendingChunk]:
+        """Chunks without a vector with id > ``after_chunk_id``, by id, at most ``limit``."""
+        if limit <= 0:
+            return []
+        if self.dimension() is None:
+            sql = "select c.id, c.document_id, c.context, c.content from chunks c where c.id > ? "
+            rows = list(self._conn.execute(sql + "order by c.id limit ?", (after_chunk_id, limit)))
+        else:
+            rows = self._without_vector(
+                "select c.id, c.document_id, c.context, c.content from chunks c where c.id > ? "
+                "and not {has} order by c.id limit ?",
+                (after_chunk_id, limit),
+            )
+        return [
+            PendingChunk(int(i), int(d), embedding_input(str(ctx), str(text))) for i, d, ctx, text in rows
+        ]
+
+    def pending_count(self) -> int:
+        """Chunks with no vector. Every vector row belongs to a chunk (a chunk's rows and its vector
+        go in one transaction), so this is a difference of two counts, not a scan."""
+        chunks = self._count("select count(*) from chunks")
+        if self.dimension() is None:
+            return chunks
+        try:
+            stored = self._count("select count(*) from vec_chunks_rowids")
+        except apsw.SQLError:
+            rows = self._without_vector("select count(*) from chunks c where not {has}", ())
+            return int(rows[0][0])
+        return max(0, chunks - stored)
+
+    def _count(self, sql: str) -> int:
+        rows: list[Any] = self._conn.execute(sql).fetchall()
+        return int(rows[0][0])
+
+    def fill(self, rows: Sequence[tuple[int, FloatArray]]) -> int:
+        """Write the vector of each chunk id that exists and has none yet, inside the caller's
+        transaction; ids that vanished or got a vector meanwhile are passed over. Returns how many
+        were written. A write re-stamps the snapshot's generation, so every cached matrix and the
+        sidecar (keyed by it, ``matrix.py``) are rebuilt with the new rows."""
+        if not rows:
+            return 0
+        if self.dimension() is None:
+            raise StoreError("vectors cannot be filled before the vector table exists (ensure_vec_table)")
+        written = 0
+        for chunk_id, vector in rows:
+            params = (int(chunk_id),)
+            if not self._conn.execute("select 1 from chunks where id = ?", params).fetchall():
+                continue
+            if self._without_vector("select 1 from chunks c where c.id = ? and {has}", params):
+                continue
+            self.insert(int(chunk_id), vector)
+            written += 1
+        if written:
+            from .matrix import bump_generation
+
+            bump_generation(self._conn)
+        return written
 
     def delete(self, chunk_ids: Sequence[int]) -> None:
         if self.dimension() is None:

@@ -16,10 +16,12 @@ from grooveseek.storekit import (
     SNIPPET_CHARS,
     GraphNodeRow,
     HitRow,
+    PendingChunk,
     SearchFilters,
     ServingRow,
     SiblingRow,
     StoredDoc,
+    embedding_input,
 )
 
 from .core import PgCore
@@ -80,6 +82,22 @@ class Reads:
         docs = self._core.count("select count(*) from groove_documents where gen = %s", (self._gen,))
         chunks = self._core.count("select count(*) from groove_chunks where gen = %s", (self._gen,))
         return docs, chunks
+
+    def pending_vectors(self, limit: int, after_chunk_id: int = 0) -> list[PendingChunk]:
+        """Chunks of this generation with no vector and id > ``after_chunk_id``, by id."""
+        if limit <= 0:
+            return []
+        rows = self._core.rows(
+            "select id, document_id, context, content from groove_chunks where gen = %s "
+            "and embedding is null and id > %s order by id limit %s",
+            (self._gen, int(after_chunk_id), int(limit)),
+        )
+        return [PendingChunk(int(r[0]), int(r[1]), embedding_input(str(r[2]), str(r[3]))) for r in rows]
+
+    def vectors_pending(self) -> int:
+        return self._core.count(
+            "select count(*) from groove_chunks where gen = %s and embedding is null", (self._gen,)
+        )
 
     def awaiting_reparse_count(self) -> int:
         return self._core.count(

@@ -11,7 +11,9 @@ index several dimensions in one column), created once its dimension is known.
 (``text.trigram_fold``) and joined by U+001F; a pg_trgm GIN index finds the rows holding a
 phrase, and ``ntok`` is the row's trigram count (bm25's document length). ``groove_bigrams``
 is the CJK leg's postings: one row per chunk and distinct term with its count per column.
-``groove_gen_stats`` keeps each generation's chunk count and token totals, updated in every write
+``groove_chunks_pending`` indexes the chunks written without a vector (issue 26: lexical first),
+so ``pending_vectors`` and the count every search reports read only those. ``groove_gen_stats``
+keeps each generation's chunk count and token totals, updated in every write
 transaction, so bm25's N and average length cost one row read instead of a scan of every chunk
 (50-90 ms at 40k chunks under load).
 """
@@ -68,6 +70,7 @@ create table if not exists groove_chunks(
     unique (document_id, chunk_index));
 create index if not exists groove_chunks_gen on groove_chunks(gen, quality_score);
 create index if not exists groove_chunks_trgm on groove_chunks using gin (ftext gin_trgm_ops);
+create index if not exists groove_chunks_pending on groove_chunks(gen, id) where embedding is null;
 create table if not exists groove_bigrams(
     gen bigint not null,
     chunk_id bigint not null references groove_chunks(id) on delete cascade,

@@ -50,12 +50,15 @@ class PostgresStore:
         self.rename_documents = writes.rename_documents
         self.reset = writes.reset
         self.ensure_vec_table = writes.ensure_vec_table
+        self.fill_vectors = writes.fill_vectors
         reads = Reads(core)
         self.documents = reads.documents
         self.chunk_signature = reads.chunk_signature
         self.chunk_inputs = reads.chunk_inputs
         self.counts = reads.counts
         self.awaiting_reparse_count = reads.awaiting_reparse_count
+        self.pending_vectors = reads.pending_vectors
+        self.vectors_pending = reads.vectors_pending
         self.corpus_digest = reads.corpus_digest
         self.quality_counts = reads.quality_counts
         self.field_row_count = reads.field_row_count

@@ -11,7 +11,9 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
-from grooveseek.storekit import Chunk, DocumentRecord, FloatArray, StoreError
+import numpy as np
+
+from grooveseek.storekit import Chunk, ChunkVectors, DocumentRecord, FloatArray, StoreError, per_chunk_vectors
 
 from .core import PgCore
 from .schema import drop_hnsw_sql, hnsw_index_sql
@@ -86,15 +88,13 @@ class DocumentWrites:
         with self.conn.transaction():
             self._write_fields(doc_id, fields)
 
-    def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: FloatArray) -> None:
-        """Replace one document's row, chunks, postings, vectors and fields in one transaction (R4.4)."""
-        if len(chunks) != len(vectors):
-            raise ValueError("one vector per chunk is required")
-        dimension = self._core.dimension()
-        if len(chunks) and dimension is not None and vectors.shape[1] != dimension:
-            raise StoreError(
-                f"a vector of {vectors.shape[1]} dimensions cannot be stored in an index of {dimension}"
-            )
+    def replace_document(self, rec: DocumentRecord, chunks: Sequence[Chunk], vectors: ChunkVectors) -> None:
+        """Replace one document's row, chunks, postings, vectors and fields in one transaction (R4.4).
+
+        A chunk whose vector is None (every chunk for ``vectors=None``) is written with a null
+        embedding and waits in ``pending_vectors`` (issue 26: lexical first)."""
+        rows = per_chunk_vectors(len(chunks), vectors)
+        self._check_dimension([v for v in rows if v is not None])
         with self.conn.transaction():
             existing = self._doc_id(rec.path)
             if existing is not None:
@@ -102,7 +102,36 @@ class DocumentWrites:
                 self.conn.execute("delete from groove_chunks where document_id = %s", (existing,))
             doc_id = self._upsert_doc_row(rec)
             if chunks:
-                self._insert_chunks(doc_id, chunks, vectors)
+                self._insert_chunks(doc_id, chunks, rows)
+
+    def _check_dimension(self, vectors: Sequence[FloatArray]) -> None:
+        dimension = self._core.dimension()
+        for vector in vectors:
+            if dimension is not None and vector.shape[-1] != dimension:
+                raise StoreError(
+                    f"a vector of {vector.shape[-1]} dimensions cannot be stored in an index of {dimension}"
+                )
+
+    def fill_vectors(self, rows: Sequence[tuple[int, FloatArray]]) -> int:
+        """One transaction: the vector of each chunk of this generation that still exists and has
+        none; vanished ids and chunks that have a vector are ignored. Returns how many were written."""
+        if not rows:
+            return 0
+        if self._core.dimension() is None:
+            raise StoreError(
+                "vectors cannot be filled before the vector dimension is declared (ensure_vec_table)"
+            )
+        self._check_dimension([v for _, v in rows])
+        written = 0
+        with self.conn.transaction():
+            for chunk_id, vector in rows:
+                cur = self.conn.execute(
+                    "update groove_chunks set embedding = %s "
+                    "where id = %s and gen = %s and embedding is null",
+                    (np.ascontiguousarray(vector, dtype=np.float32), int(chunk_id), self._core.gen),
+                )
+                written += cur.rowcount
+        return written
 
     def _subtract_stats(self, doc_ids: Sequence[int]) -> None:
         """Take these documents' chunks out of the generation's bm25 totals (same transaction)."""
@@ -114,7 +143,9 @@ class DocumentWrites:
             (list(doc_ids), self._core.gen),
         )
 
-    def _insert_chunks(self, doc_id: int, chunks: Sequence[Chunk], vectors: FloatArray) -> None:
+    def _insert_chunks(
+        self, doc_id: int, chunks: Sequence[Chunk], vectors: Sequence[FloatArray | None]
+    ) -> None:
         """All chunks of one document in three round trips: their ids, the rows (pipelined), and
         every bigram posting in one ``unnest`` insert (one statement per posting cost 45 % of a
         write at 40-word chunks)."""
