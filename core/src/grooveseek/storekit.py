@@ -16,6 +16,7 @@ from .interfaces import FloatArray
 from .store.backend import StoreBackend, StoreTarget, redact_url, scrub
 from .store.graph import SNIPPET_CHARS, GraphNodeRow
 from .store.interface import IndexStore
+from .store.jobs import VectorJob, VectorJobs
 from .store.records import (
     AWAITING_REPARSE,
     ChunkVectors,
@@ -51,6 +52,8 @@ __all__ = [
     "StoreError",
     "StoreTarget",
     "StoredDoc",
+    "VectorJob",
+    "VectorJobs",
     "bigram_text",
     "char_class",
     "embedding_input",
