@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 from groove_postgres.backend import PostgresBackend
 
-from grooveseek.storekit import Chunk, DocumentRecord, StoreTarget, VectorJobs
+from grooveseek.errors import ModelError
+from grooveseek.index.jobs import JobRunner, JobSettings
+from grooveseek.index.report import Reporter, RunLines
+from grooveseek.index.runstate import FileGuard, RunState
+from grooveseek.storekit import Chunk, DocumentRecord, StoreTarget, VectorJob, VectorJobs
+from grooveseek.testing.fake import FakeEmbedder
 
 
 def _rec(path: str) -> DocumentRecord:
@@ -114,3 +119,69 @@ def test_a_forced_generation_s_jobs_are_claimed_by_a_store_on_the_current_one(po
         assert backend.run_forced(target, build) == 0
     finally:
         reader.close()
+
+
+# -- JobRunner (grooveseek/index/jobs.py) over the real queue, with the fake embedder ------------------
+class _Poisoned(FakeEmbedder):
+    """Fails on any batch holding "poison"; ``during`` runs inside each call (another process's move)."""
+
+    def __init__(self, during=lambda: None) -> None:
+        super().__init__(dimension=4)
+        self.during = during
+
+    def embed_documents(self, texts):
+        self.during()
+        if any("poison" in t for t in texts):
+            raise ValueError("the model choked")
+        return super().embed_documents(texts)
+
+
+def _runner(store, embedder, lines: list[str], lease_s: float = 60.0, **hooks) -> JobRunner:
+    state = RunState(RunLines(Reporter(sink=lines.append)))
+    settings = JobSettings(lease_s=lease_s, worker="me")
+    return JobRunner(store, store, embedder, state, FileGuard(store, state), settings, **hooks)
+
+
+def test_a_document_that_fails_is_skipped_and_its_job_dropped_others_are_done(store):
+    store.set_meta({"embedding_identity": "fake"})
+    store.replace_document(_rec("bad.md"), _chunks("poison pill", "fine"), None)
+    store.replace_document(_rec("good.md"), _chunks("good text"), None)
+    store.queue_vector_jobs()
+    lines: list[str] = []
+    done: list[str] = []
+    runner = _runner(store, _Poisoned(), lines, done=lambda job, n: done.append(job.path))
+    assert runner.work_free() == 2
+    assert done == ["good.md"] and any(line.startswith("Skipping bad.md:") for line in lines), lines
+    assert store.vector_jobs_left() == 0 and store.vectors_pending() == 2  # bad.md waits for the next run
+
+
+def test_a_job_of_another_model_is_given_back_and_the_worker_stops(store):
+    store.set_meta({"embedding_identity": "other-model"})
+    store.replace_document(_rec("a.md"), _chunks("alpha"), None)
+    store.queue_vector_jobs()
+    with pytest.raises(ModelError, match="other-model"):
+        _runner(store, FakeEmbedder(dimension=4), []).work_free()
+    assert store.claim_vector_job("next", 60) is not None  # free at once, not after the lease
+
+
+def test_a_worker_that_lost_its_claim_while_embedding_writes_nothing(store, postgres_url, tmp_path):
+    store.set_meta({"embedding_identity": "fake"})
+    store.replace_document(_rec("a.md"), _chunks("alpha", "bravo"), None)
+    store.queue_vector_jobs()
+    other = PostgresBackend.shared().open(StoreTarget(postgres_url, tmp_path / "kb", tmp_path / ".groove.db"))
+    taken: list[VectorJob] = []
+
+    def take() -> None:  # another process claims the job once the lease (0 s here) is over
+        if not taken:
+            job = other.claim_vector_job("rival", 60)
+            assert job is not None
+            taken.append(job)
+
+    lost: list[str] = []
+    try:
+        runner = _runner(store, _Poisoned(take), [], lease_s=0.0, lost=lambda job: lost.append(job.path))
+        assert runner.work_free() == 1
+        assert lost == ["a.md"] and runner.finished == 0
+        assert store.vectors_pending() == 2 and store.vector_jobs_left() == 1  # the rival's now
+    finally:
+        other.close()

@@ -10,12 +10,13 @@ base has no job left. Refused on the SQLite file, which only the indexing proces
 from __future__ import annotations
 
 import signal
+import threading
 from types import FrameType
 
 import click
 
 from ..app import App
-from ..index.jobs import JobRunner, JobSettings, serve_jobs
+from ..index.jobs import POLL_S, JobRunner, JobSettings, serve_jobs
 from ..index.report import Reporter, RunLines
 from ..index.runstate import FileGuard, RunState
 from ..names import shown
@@ -42,7 +43,15 @@ def run_worker(app: App, *, once: bool, lease_s: float, quiet: bool) -> None:
     backend, target = binding
     reporter = Reporter(quiet=quiet, progress=False, stages=not quiet)
     settings = JobSettings(lease_s=lease_s)
-    store = backend.open(target, create=True)
+    if not backend.exists(target):  # started before the first run: wait for it, create nothing
+        reporter.stage(f"Waiting for the first groove index of {target.kb} on {target.shown} (Ctrl-C stops)")
+        try:
+            while not backend.exists(target):
+                threading.Event().wait(POLL_S)  # a polling interval, not a synchronisation
+        except KeyboardInterrupt:
+            reporter.stage("Worker stopped before any index run")
+            return
+    store = backend.open(target, create=False)
     queue = job_queue(store)
     if queue is None:
         store.close()
@@ -81,6 +90,7 @@ def run_worker(app: App, *, once: bool, lease_s: float, quiet: bool) -> None:
 
 def _lost(reporter: Reporter, job: VectorJob) -> None:
     reporter.warn(
-        f"warning: {shown(job.path)}: its lease ran out and another worker took it; nothing written "
-        "here (raise --lease-seconds if the model needs longer than that per batch)"
+        f"warning: {shown(job.path)}: this worker lost its claim (the lease ran out and another process "
+        "took the job, or the document changed meanwhile); nothing written here. Raise --lease-seconds "
+        "if one batch of the model takes longer than the lease"
     )

@@ -37,6 +37,7 @@ from .runstate import FileGuard, RunState
 __all__ = [
     "DEFAULT_LEASE_S",
     "JOB_BATCH_CHUNKS",
+    "POLL_S",
     "JobRunner",
     "JobSettings",
     "fill_by_jobs",

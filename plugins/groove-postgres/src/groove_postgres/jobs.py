@@ -61,7 +61,6 @@ class PgJobs:
                 "on conflict (gen, document_id) do nothing",
                 (core.kb_id, core.gen, core.gen),
             )
-            self.conn.execute("notify groove_jobs")
         return self.vector_jobs_left()
 
     def claim_vector_job(self, worker: str, lease_s: float) -> VectorJob | None:
