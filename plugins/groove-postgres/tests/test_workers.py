@@ -162,6 +162,7 @@ def test_two_workers_embed_every_document_once_with_the_rows_of_a_single_process
     paths = {r[0] for r in rows}
     assert len(one) == len(set(one)) and len(two) == len(set(two))
     assert set(one) | set(two) == paths and not set(one) & set(two)
+    assert one and two, "one worker did all the work"
     assert _status(config)["chunks_pending_vectors"] == 0 and _jobs(postgres_url) == []
 
     single = _kb(tmp_path / "single", postgres_url)
