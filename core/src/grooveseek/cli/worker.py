@@ -20,7 +20,8 @@ from ..index.jobs import POLL_S, JobRunner, JobSettings, serve_jobs
 from ..index.report import Reporter, RunLines
 from ..index.runstate import FileGuard, RunState
 from ..names import shown
-from ..store.backend import bound
+from ..store.backend import StoreBackend, StoreTarget, bound
+from ..store.interface import IndexStore
 from ..store.jobs import VectorJob, job_queue
 
 __all__ = ["SHARED_INDEX_NEEDED", "run_worker"]
@@ -43,49 +44,62 @@ def run_worker(app: App, *, once: bool, lease_s: float, quiet: bool) -> None:
     backend, target = binding
     reporter = Reporter(quiet=quiet, progress=False, stages=not quiet)
     settings = JobSettings(lease_s=lease_s)
-    if not backend.exists(target):  # started before the first run: wait for it, create nothing
-        reporter.stage(f"Waiting for the first groove index of {target.kb} on {target.shown} (Ctrl-C stops)")
-        try:
-            while not backend.exists(target):
-                threading.Event().wait(POLL_S)  # a polling interval, not a synchronisation
-        except KeyboardInterrupt:
-            reporter.stage("Worker stopped before any index run")
-            return
-    store = backend.open(target, create=False)
-    queue = job_queue(store)
-    if queue is None:
-        store.close()
-        raise click.UsageError(f"--worker {SHARED_INDEX_NEEDED} (this backend has no job queue)")
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         app.embedder.load()  # a missing model fails now, not at the first job
-        state = RunState(RunLines(reporter))
-        runner = JobRunner(
-            queue,
-            store,
-            app.embedder,
-            state,
-            FileGuard(store, state),
-            settings,
-            started=lambda job: reporter.stage(f"  embedding: {shown(job.path)} ({len(job.chunks)} chunks)"),
-            done=lambda job, n: reporter.stage(f"  embedded: {shown(job.path)} ({n} vectors)"),
-            lost=lambda job: _lost(reporter, job),
-        )
         reporter.stage(
             f"Worker {settings.worker} ready: vector jobs of {target.kb} on {target.shown}"
             + (" until none is left" if once else "; Ctrl-C stops it")
         )
-        try:
-            serve_jobs(queue, runner, once=once)
-        except KeyboardInterrupt:
-            reporter.stage(
-                f"Worker stopped: {runner.finished} job(s) done; a job it held is back in the queue"
-            )
+        if not _index_exists(backend, target, reporter, once=once):
             return
-        reporter.stage(f"Worker done: {runner.finished} job(s) done, no job left")
+        store = backend.open(target, create=False)
+        try:
+            _serve(app, store, settings, reporter, once=once)
+        finally:
+            store.close()
+    except KeyboardInterrupt:
+        reporter.stage("Worker stopped before any job")
     finally:
         signal.signal(signal.SIGTERM, previous)
-        store.close()
+
+
+def _index_exists(backend: StoreBackend, target: StoreTarget, reporter: Reporter, *, once: bool) -> bool:
+    """Wait for the knowledge base's first run when there is none yet (creating nothing); with
+    ``once``, there is no job to do then."""
+    if backend.exists(target):
+        return True
+    if once:
+        reporter.stage(f"Worker done: {target.kb} has no index yet, so no job")
+        return False
+    reporter.stage(f"Waiting for the first groove index of {target.kb}")
+    while not backend.exists(target):
+        threading.Event().wait(POLL_S)  # a polling interval, not a synchronisation
+    return True
+
+
+def _serve(app: App, store: IndexStore, settings: JobSettings, reporter: Reporter, *, once: bool) -> None:
+    queue = job_queue(store)
+    if queue is None:
+        raise click.UsageError(f"--worker {SHARED_INDEX_NEEDED} (this backend has no job queue)")
+    state = RunState(RunLines(reporter))
+    runner = JobRunner(
+        queue,
+        store,
+        app.embedder,
+        state,
+        FileGuard(store, state),
+        settings,
+        started=lambda job: reporter.stage(f"  embedding: {shown(job.path)} ({len(job.chunks)} chunks)"),
+        done=lambda job, n: reporter.stage(f"  embedded: {shown(job.path)} ({n} vectors)"),
+        lost=lambda job: _lost(reporter, job),
+    )
+    try:
+        serve_jobs(queue, runner, once=once)
+    except KeyboardInterrupt:
+        reporter.stage(f"Worker stopped: {runner.finished} job(s) done; a job it held is back in the queue")
+        return
+    reporter.stage(f"Worker done: {runner.finished} job(s) done, no job left")
 
 
 def _lost(reporter: Reporter, job: VectorJob) -> None:
