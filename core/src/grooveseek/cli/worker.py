@@ -16,11 +16,12 @@ from types import FrameType
 import click
 
 from ..app import App
+from ..errors import GrooveError, StoreError
 from ..index.jobs import POLL_S, JobRunner, JobSettings, serve_jobs
 from ..index.report import Reporter, RunLines
 from ..index.runstate import FileGuard, RunState
 from ..names import shown
-from ..store.backend import StoreBackend, StoreTarget, bound
+from ..store.backend import StoreBackend, StoreTarget, bound, scrub
 from ..store.interface import IndexStore
 from ..store.jobs import VectorJob, job_queue
 
@@ -56,6 +57,14 @@ def run_worker(app: App, *, once: bool, lease_s: float, quiet: bool) -> None:
         store = backend.open(target, create=False)
         try:
             _serve(app, store, settings, reporter, once=once)
+        except Exception as exc:  # the database went away: one line, no traceback
+            if isinstance(exc, GrooveError) or not store.is_failure(exc):
+                raise
+            raise StoreError(
+                f"{target.shown}: the worker lost the database: {scrub(str(exc).strip(), target.url)}; "
+                "a job it held returns to the queue after its lease. Start the worker again once the "
+                "server answers"
+            ) from exc
         finally:
             store.close()
     except KeyboardInterrupt:

@@ -182,7 +182,7 @@ def fill_by_jobs(
         if not left:
             return True
         if not waited:
-            reporter.stage(f"Waiting for {left} job(s) held by workers")
+            reporter.stage(f"Waiting for workers: {left} job(s) left (groove index --worker)")
             waited = True
         threading.Event().wait(POLL_S)  # a polling interval, not a synchronisation
 
