@@ -13,6 +13,10 @@ embedded again document by document; a document whose text fails while the model
 probe text is skipped (``Skipping <rel>: ...``) and an endpoint's refusal is reported as before;
 either way its rows stay searchable by keyword and its chunks stay pending, retried by the next
 run. A model that fails the probe too, or the embedder's own ``GrooveError``, stops the run.
+
+On a store with a job queue (PostgreSQL) ``index/jobs.py`` embeds one claimed document at a time
+through ``embed_chunks``, under these same rules, with a ``sink`` that holds the vectors until the
+claim is checked and they are stored with the job.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import os
 import secrets
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 
@@ -165,9 +166,15 @@ def fill_by_jobs(
     )
     runner = JobRunner(queue, store, embedder, state, guard, settings, done=lambda job, n: progress())
     shown = 0
+    looked = time.monotonic()
 
-    def progress() -> None:
-        nonlocal shown
+    def progress(*, now: bool = False) -> None:
+        """The display follows every process's vectors: counted at most once a second (a count of
+        the index's pending chunks is a scan)."""
+        nonlocal shown, looked
+        if not now and time.monotonic() - looked < POLL_S:
+            return
+        looked = time.monotonic()
         done = before - store.vectors_pending()
         if done > shown:
             reporter.filled(done - shown)
@@ -177,7 +184,7 @@ def fill_by_jobs(
     while True:
         if settings.embed:
             runner.work_free()
-        progress()
+        progress(now=True)
         left = queue.vector_jobs_left()
         if not left:
             return True
