@@ -127,9 +127,14 @@ def _rows(url: str, kb: Path) -> list[tuple]:
         ).fetchall()
 
 
-def _jobs(url: str) -> list[tuple]:
+def _jobs(url: str, kb: Path) -> list[tuple]:
+    """The knowledge base's jobs (other tests' knowledge bases share the server)."""
     with psycopg.connect(url) as conn:
-        return conn.execute("select document_id, claimed_by, claims from groove_jobs").fetchall()
+        return conn.execute(
+            "select j.document_id, j.claimed_by, j.claims from groove_jobs j "
+            "join groove_kbs k on k.id = j.kb_id where k.name = %s",
+            (str(kb.resolve()),),
+        ).fetchall()
 
 
 def _status(config: Path) -> dict:
@@ -163,7 +168,10 @@ def test_two_workers_embed_every_document_once_with_the_rows_of_a_single_process
     assert len(one) == len(set(one)) and len(two) == len(set(two))
     assert set(one) | set(two) == paths and not set(one) & set(two)
     assert one and two, "one worker did all the work"
-    assert _status(config)["chunks_pending_vectors"] == 0 and _jobs(postgres_url) == []
+    assert (
+        _status(config)["chunks_pending_vectors"] == 0
+        and _jobs(postgres_url, tmp_path / "spread" / "kb") == []
+    )
 
     single = _kb(tmp_path / "single", postgres_url)
     _index(single, "--quiet")  # the coordinator alone works every job
@@ -181,7 +189,7 @@ def test_a_killed_worker_s_job_returns_after_its_lease_and_another_finishes_it(p
         doomed.wait_line("embedding: long.md")
         os.kill(doomed.proc.pid, signal.SIGKILL)
         doomed.finish()
-        held = _jobs(postgres_url)
+        held = _jobs(postgres_url, tmp_path / "kill" / "kb")
         assert len(held) == 1 and held[0][1].split(":")[1] == str(doomed.proc.pid), held
         assert _status(config)["chunks_pending_vectors"] == _status(config)["chunks"]  # nothing written
         rescuer = Proc(config, "index", "--worker", "--once", "--lease-seconds", "3")
@@ -194,7 +202,11 @@ def test_a_killed_worker_s_job_returns_after_its_lease_and_another_finishes_it(p
                 proc.proc.kill()
                 proc.proc.wait()
     facts = _status(config)
-    assert facts["chunks"] > 100 and facts["chunks_pending_vectors"] == 0 and _jobs(postgres_url) == []
+    assert (
+        facts["chunks"] > 100
+        and facts["chunks_pending_vectors"] == 0
+        and _jobs(postgres_url, tmp_path / "kill" / "kb") == []
+    )
 
 
 def test_a_worker_on_the_sqlite_file_is_refused_naming_the_fix(tmp_path):
