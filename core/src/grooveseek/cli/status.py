@@ -13,7 +13,7 @@ from ..index.guard import check_folder
 from ..store.backend import bound
 from ..store.interface import IndexStore
 from ..store.store import index_exists, open_store
-from .options import config_option, dump_json, effective_config_path, format_option, index_path_of, kb_option
+from .options import config_option, effective_config_path, dump_json, format_option, index_path_of, kb_option
 
 
 def _declared_line(store: IndexStore) -> str:
@@ -106,7 +106,9 @@ def _print_text(store: IndexStore, app: App, facts: dict[str, object]) -> None:
     click.echo(f"Chunks: {facts['chunks']}")
     pending = facts["chunks_pending_vectors"]
     if pending:  # only then, so the R8.12 lines stay as they are for a complete index
-        click.echo(f"Chunks pending vectors: {pending} (searchable by keyword; groove index fills them)")
+        click.echo(
+            f"Chunks pending vectors: {pending} (searchable by keyword; groove index fills them)"
+        )
     click.echo(f"Model: {facts['model'] or '(none yet)'} ({facts['dimension'] or '?'} dim)")
     for line in endpoint_lines(app.config):
         click.echo(line)
@@ -115,7 +117,8 @@ def _print_text(store: IndexStore, app: App, facts: dict[str, object]) -> None:
     awaiting = facts["awaiting_reparse"]
     if awaiting:  # only in that state, so the R8.12 lines stay as they are otherwise
         click.echo(
-            f"Awaiting re-read: {awaiting} document(s) a changed parser could not read yet; run groove index"
+            f"Awaiting re-read: {awaiting} document(s) a changed parser could "
+            "not read yet; run groove index"
         )
     quality = facts.get("quality_filter")
     if isinstance(quality, dict):

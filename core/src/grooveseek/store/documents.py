@@ -17,6 +17,7 @@ from ..types import Chunk
 from .core import SqlCore
 from .records import ChunkVectors, DocumentRecord, now_utc, per_chunk_vectors
 
+
 #: ``index_meta``: the lowest chunk id never handed out (``_next_chunk_id``); kept by ``reset``.
 NEXT_CHUNK_ID = "next_chunk_id"
 

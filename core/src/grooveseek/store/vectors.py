@@ -98,9 +98,7 @@ class VectorTable:
                 "and not {has} order by c.id limit ?",
                 (after_chunk_id, limit),
             )
-        return [
-            PendingChunk(int(i), int(d), embedding_input(str(ctx), str(text))) for i, d, ctx, text in rows
-        ]
+        return [PendingChunk(int(i), int(d), embedding_input(str(ctx), str(text))) for i, d, ctx, text in rows]
 
     def pending_count(self) -> int:
         """Chunks with no vector. Every vector row belongs to a chunk (a chunk's rows and its vector

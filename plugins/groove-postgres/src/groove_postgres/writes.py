@@ -118,9 +118,7 @@ class DocumentWrites:
         if not rows:
             return 0
         if self._core.dimension() is None:
-            raise StoreError(
-                "vectors cannot be filled before the vector dimension is declared (ensure_vec_table)"
-            )
+            raise StoreError("vectors cannot be filled before the vector dimension is declared (ensure_vec_table)")
         self._check_dimension([v for _, v in rows])
         written = 0
         with self.conn.transaction():
