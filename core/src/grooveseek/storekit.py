@@ -17,6 +17,7 @@ from .store.backend import StoreBackend, StoreTarget, redact_url, scrub
 from .store.coordination import Coordination, RebuildBusy
 from .store.graph import SNIPPET_CHARS, GraphNodeRow
 from .store.interface import IndexStore
+from .store.jobs import VectorJob, VectorJobs
 from .store.records import (
     AWAITING_REPARSE,
     ChunkVectors,
@@ -54,6 +55,8 @@ __all__ = [
     "StoreError",
     "StoreTarget",
     "StoredDoc",
+    "VectorJob",
+    "VectorJobs",
     "bigram_text",
     "char_class",
     "embedding_input",

@@ -13,6 +13,10 @@ embedded again document by document; a document whose text fails while the model
 probe text is skipped (``Skipping <rel>: ...``) and an endpoint's refusal is reported as before;
 either way its rows stay searchable by keyword and its chunks stay pending, retried by the next
 run. A model that fails the probe too, or the embedder's own ``GrooveError``, stops the run.
+
+On a store with a job queue (PostgreSQL) ``index/jobs.py`` embeds one claimed document at a time
+through ``embed_chunks``, under these same rules, with a ``sink`` that holds the vectors until the
+claim is checked and they are stored with the job.
 """
 
 from __future__ import annotations
@@ -47,13 +51,17 @@ class VectorFill:
         state: RunState,
         guard: FileGuard,
         filled: Callable[[int], None] = lambda n: None,
+        sink: Callable[[Sequence[tuple[int, FloatArray]]], int] | None = None,
+        paths: dict[int, str] | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.state = state
         self.guard = guard
         self.filled = filled  # told how many vectors each stored batch wrote (the progress display)
-        self._paths: dict[int, str] | None = None
+        #: Where vectors go: the store's ``fill_vectors`` unless a job collects them (index/jobs.py).
+        self.sink = sink if sink is not None else store.fill_vectors
+        self._paths: dict[int, str] | None = paths
         self._failed: set[str] = set()  # documents skipped this pass: their later chunks are not retried
 
     def run(self, workers: EmbedWorkers | None, only: tuple[int, set[int]] | None = None) -> int:
@@ -85,6 +93,11 @@ class VectorFill:
         if inflight is not None:
             written += self._collect(workers, *inflight)
         return written
+
+    def embed_chunks(self, batch: list[PendingChunk]) -> int:
+        """Embed ``batch`` here, under the same failure rules as a batch of ``run``, and hand the
+        vectors to the sink; returns what the sink reports written."""
+        return self._embed_here(batch, list(dict.fromkeys(c.text for c in batch)))
 
     # -- one batch -------------------------------------------------------------------------------
     def _collect(
@@ -128,7 +141,7 @@ class VectorFill:
         return checked_documents(self.embedder, vectors, len(texts))  # unit length, finite (R5.4)
 
     def _store(self, batch: Sequence[PendingChunk], vectors: dict[str, FloatArray]) -> int:
-        written = self.store.fill_vectors([(c.chunk_id, vectors[c.text]) for c in batch])
+        written = self.sink([(c.chunk_id, vectors[c.text]) for c in batch])
         self.filled(len(batch))
         return written
 

@@ -36,6 +36,7 @@ from ..types import IndexSummary
 from ..walker import Collected
 from .endpoint import probe, rejection_error
 from .guard import ModelChoice, check_folder, check_model, record_folder, record_model
+from .jobs import JobSettings, fill_by_jobs
 from .report import Reporter, RunLines
 from .stages import RunParts, run_parts, walk_policy
 from .workers import worker_count
@@ -52,6 +53,8 @@ __all__ = [
 @attrs.frozen
 class IndexOptions:
     force: bool = False
+    #: Pass 2 on a store with a job queue (PostgreSQL: index/jobs.py); ignored by the SQLite file.
+    jobs: JobSettings = attrs.Factory(JobSettings)
 
 
 # How many unparsed-frontmatter files the fail_on_frontmatter_error message names. The message
@@ -93,6 +96,7 @@ class Indexer:
         self.embedder = embedder
         self.reporter = reporter
         self.forced = False
+        self.jobs = JobSettings()
         # R4.15 step 1: a refused or invalid schema stops the run before anything is written.
         self.parts: RunParts = run_parts(kb, store, config, registry, embedder, reporter, RunLines(reporter))
         self.stages = self.parts.stages
@@ -102,6 +106,7 @@ class Indexer:
     def run(self, options: IndexOptions) -> IndexSummary:
         started = time.monotonic()
         self.forced = options.force
+        self.jobs = options.jobs
         self.reporter.stage(f"Indexing {self.kb}...")
         if not options.force:  # --force rebuilds the index for this folder, wherever it was built
             check_folder(self.store, self.kb)
@@ -265,7 +270,11 @@ class Indexer:
             if pending:
                 self.reporter.vectors(pending)
                 writer.filled = self.reporter.filled
-                writer.flush()
+                parts = self.parts
+                if not fill_by_jobs(
+                    self.store, self.embedder, parts.state, parts.guard, self.reporter, self.jobs
+                ):
+                    writer.flush()  # no job queue (the SQLite file): in process
 
     def _count_kept(self, todo: set[str], hashes: dict[str, str], before: dict[str, StoredDoc]) -> None:
         """After an interrupt: the new or changed files the index now holds, for "what was kept".

@@ -24,6 +24,8 @@ import re
 
 import psycopg
 
+from .jobs import JOBS_DDL
+
 SCHEMA_VERSION = 1
 
 DDL = """
@@ -121,6 +123,7 @@ def ensure_schema(conn: psycopg.Connection) -> None:
             if ext not in have:
                 conn.execute(f"create extension if not exists {ext}")
         conn.execute(DDL)
+        conn.execute(JOBS_DDL)  # the vector job queue (jobs.py); also added to an older database
         if conn.execute("select count(*) from groove_schema").fetchone() == (0,):
             conn.execute("insert into groove_schema values (%s)", (SCHEMA_VERSION,))
 

@@ -16,10 +16,11 @@ from pathlib import Path
 import psycopg
 from psycopg import pq
 
-from grooveseek.storekit import AWAITING_REPARSE, IndexStore, StoreError
+from grooveseek.storekit import AWAITING_REPARSE, IndexStore, StoreError, VectorJobs
 
 from .coordination import CHANNEL
 from .core import PgCore
+from .jobs import PgJobs
 from .legs import Legs
 from .reads import Reads
 from .writes import DocumentWrites
@@ -89,6 +90,14 @@ class PostgresStore:
         self.set_meta = core.set_meta
         self.declared_fields = core.declared_fields
         self.vec_dimension = core.dimension
+        jobs = PgJobs(core)  # the pass-2 job queue (grooveseek.storekit.VectorJobs)
+        self.queue_vector_jobs = jobs.queue_vector_jobs
+        self.claim_vector_job = jobs.claim_vector_job
+        self.extend_vector_job = jobs.extend_vector_job
+        self.finish_vector_job = jobs.finish_vector_job
+        self.drop_vector_job = jobs.drop_vector_job
+        self.release_vector_job = jobs.release_vector_job
+        self.vector_jobs_left = jobs.vector_jobs_left
 
     @property
     def generation(self) -> int:
@@ -157,4 +166,9 @@ class PostgresStore:
 
 def as_index_store(store: PostgresStore) -> IndexStore:
     """``store`` as the Protocol: mypy checks the whole surface here."""
+    return store
+
+
+def as_job_queue(store: PostgresStore) -> VectorJobs:
+    """``store`` as the job queue Protocol: mypy checks that surface here."""
     return store
