@@ -185,3 +185,15 @@ def test_a_worker_that_lost_its_claim_while_embedding_writes_nothing(store, post
         assert store.vectors_pending() == 2 and store.vector_jobs_left() == 1  # the rival's now
     finally:
         other.close()
+
+
+def test_a_database_set_up_before_the_job_queue_gains_it_on_first_contact(store, postgres_url: str):
+    import psycopg
+    from groove_postgres.schema import ensure_schema
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("drop table groove_jobs")  # what a database of the previous release holds
+        ensure_schema(conn)  # first contact of this release
+        assert conn.execute("select to_regclass('groove_jobs') is not null").fetchone() == (True,)
+    queue = _queued(store)
+    assert queue.queue_vector_jobs() == 2

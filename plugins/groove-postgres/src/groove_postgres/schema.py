@@ -94,8 +94,9 @@ _CREATED = re.compile(r"create (?:table|index) if not exists (\w+)")
 
 
 def _complete(conn: psycopg.Connection) -> bool:
-    """Whether the extensions, every table and index of ``DDL`` and the version row are there."""
-    names = _CREATED.findall(DDL)
+    """Whether the extensions, every table and index of ``DDL`` and ``JOBS_DDL`` and the version row
+    are there (a database set up before the job queue existed is not complete)."""
+    names = _CREATED.findall(DDL + JOBS_DDL)
     row = conn.execute(
         "select (select count(*) from pg_extension where extname in ('vector', 'pg_trgm')), "
         "(select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace "
