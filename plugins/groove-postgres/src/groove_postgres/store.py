@@ -43,6 +43,7 @@ class PostgresStore:
         core = self._core = PgCore(conn, kb_id, gen, follow=follow)
         writes = self._writes = DocumentWrites(core)
         self.replace_document = writes.replace_document
+        self.replace_documents = writes.replace_documents
         self.replace_fields = writes.replace_fields
         self.update_document_meta = writes.update_document_meta
         self.delete_documents = writes.delete_documents
