@@ -74,7 +74,7 @@ class PostgresStore:
         self.serving_row = reads.serving_row
         self.serving_rows_for = reads.serving_rows_for
         self.documents_with_parsers_outside = reads.documents_with_parsers_outside
-        legs = Legs(core)
+        legs = self._legs = Legs(core)
         self.fts_candidates = legs.fts_candidates
         self.fts_rowids = legs.fts_rowids
         self.cjk_candidates = legs.cjk_candidates
@@ -86,6 +86,11 @@ class PostgresStore:
         self.set_meta = core.set_meta
         self.declared_fields = core.declared_fields
         self.vec_dimension = core.dimension
+
+    def use_term_postings(self, on: bool) -> None:
+        """Rank plain-word English queries from term postings (the default) or, with False, by the
+        ``LIKE`` scan of the text: the same scores, measured side by side by bench/million.py."""
+        self._legs.term_postings = on
 
     @property
     def generation(self) -> int:

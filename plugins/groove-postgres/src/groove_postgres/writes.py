@@ -16,6 +16,7 @@ import attrs
 from grooveseek.storekit import Chunk, DocumentRecord, FloatArray, StoreError
 
 from .core import PgCore
+from .postings import MIN_TERM
 from .schema import drop_hnsw_sql, hnsw_index_sql
 from .text import bigram_postings, ftext_and_ntok
 
@@ -195,6 +196,17 @@ class DocumentWrites:
             (chunks, tokens, cjk_tokens, self._core.gen),
         )
 
+    def _add_terms(self, terms: Sequence[object]) -> None:
+        """Add the postings' terms to the generation's vocabulary (``groove_terms``). Sorted, so two
+        writers adding overlapping terms lock them in the same order and cannot deadlock."""
+        vocab = sorted({str(t) for t in terms if len(str(t)) >= MIN_TERM})
+        if vocab:
+            self.conn.execute(
+                "insert into groove_terms(gen, term) select %s, t from unnest(%s::text[]) t "
+                "on conflict do nothing",
+                (self._core.gen, vocab),
+            )
+
     def _insert_chunks(self, doc_id: int, chunks: Sequence[Chunk], vectors: FloatArray) -> None:
         """All chunks of one document in three round trips: their ids, the rows (pipelined), and
         every bigram posting in one ``unnest`` insert (one statement per posting cost 45 % of a
@@ -212,6 +224,7 @@ class DocumentWrites:
                 "unnest(%s::bigint[], %s::text[], %s::int[], %s::int[], %s::int[])",
                 (self._core.gen, *built.postings),
             )
+            self._add_terms(built.postings[1])
 
     def replace_documents(self, items: Sequence[tuple[DocumentRecord, Sequence[Chunk], FloatArray]]) -> None:
         """Replace many documents in ONE transaction, writing exactly the rows ``replace_document``
@@ -264,6 +277,7 @@ class DocumentWrites:
             with cur.copy("copy groove_bigrams(gen, chunk_id, term, h, c, t) from stdin") as copy:
                 for posting in zip(*built.postings, strict=True):
                     copy.write_row((gen, *posting))
+        self._add_terms(built.postings[1])
         self._add_stats(len(built.rows), built.tokens, built.cjk_tokens)
 
     def update_document_meta(self, rec: DocumentRecord) -> None:
