@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import sys
 import time
@@ -103,9 +104,12 @@ class Postgres:
             ("trigram GIN", "drop index if exists groove_chunks_trgm",
              "create index groove_chunks_trgm on groove_chunks using gin (ftext gin_trgm_ops)"),
             ("bigram term", "drop index if exists groove_bigrams_term",
-             "create index groove_bigrams_term on groove_bigrams(gen, term)"),
+             "create index groove_bigrams_term on groove_bigrams(gen, term) include (chunk_id, h, c, t)"),
             ("bigram chunk", "drop index if exists groove_bigrams_chunk",
              "create index groove_bigrams_chunk on groove_bigrams(chunk_id)"),
+            ("chunk lengths", "drop index if exists groove_chunks_len",
+             "create index groove_chunks_len on groove_chunks(id) "
+             "include (gen, document_id, quality_score, ntok, cjk_ntok)"),
             ("HNSW", drop_hnsw_sql(self.gen), hnsw_index_sql(self.gen, DIM)),
         ]  # fmt: skip
 
@@ -250,14 +254,41 @@ def measure_searches(side, name: str, level: int, engine, en: list[str], ja: lis
         ("hybrid 10%", en, ("fts", "vector", "cjk"), FILTERS["10%"]),
         ("hybrid 1%", en, ("fts", "vector", "cjk"), FILTERS["1%"]),
         ("vector 1%", en, ("vector",), FILTERS["1%"]),
+        ("fts 1%", en, ("fts",), FILTERS["1%"]),
     ]
+    if hasattr(side.store, "use_term_postings"):  # before/after: the English leg by LIKE scan
+        cases += [(f"{c} LIKE", t, lg, f) for c, t, lg, f in cases if c in ("hybrid", "fts", "fts 1%")]
     for case, texts, legs, filters in cases:
+        if hasattr(side.store, "use_term_postings"):
+            side.store.use_term_postings(not case.endswith("LIKE"))
         r = time_case(side, engine, texts, legs, filters)
         print(
             f"search {name:<8} {level:>9,} {case:<11} CPU p50 {r['cpu50']:8.1f} p95 {r['cpu95']:8.1f}  "
             f"wall p50 {r['wall50']:8.1f} p95 {r['wall95']:8.1f} ms  hits {r['hits']:.1f}  load {load():.1f}",
             flush=True,
         )
+
+
+def same_ranking(side: Postgres, texts: list[str]) -> None:
+    """Whether the English leg's two paths (term postings, LIKE scan) rank every query alike."""
+    from grooveseek.search.query import compile_query
+    from grooveseek.types import SearchFilters
+
+    same = 0
+    for q in texts:
+        expression = compile_query(q).expression
+        ranked = []
+        for on in (True, False):
+            side.store.use_term_postings(on)
+            ranked.append(side.store.fts_candidates(expression, 50, (10.0, 2.0, 1.0), SearchFilters()))
+        side.store.use_term_postings(True)
+        ids = [[cid for cid, _ in r] for r in ranked]
+        scores = [[s for _, s in r] for r in ranked]
+        same += ids[0] == ids[1] and np.allclose(scores[0], scores[1], rtol=1e-12, atol=0)
+    print(
+        f"fts paths: {same} of {len(texts)} queries ranked identically (top 50) by postings and LIKE",
+        flush=True,
+    )
 
 
 def measure_recall(side: Postgres, level: int, exact: ExactNeighbours, vectors, efs: list[int]) -> None:
@@ -330,6 +361,7 @@ def main(argv: list[str]) -> int:
             have = level
             measure_searches(side, args.backend, level, engine, en, ja)
             if isinstance(side, Postgres):
+                same_ranking(side, en)
                 measure_recall(side, level, exact, exact.queries, [int(e) for e in args.ef.split(",")])
     finally:
         side.close()
@@ -337,4 +369,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    # A run in the background ignores SIGINT: SIGTERM ends it through ``finally`` (stopping the
+    # throwaway server and removing its folder).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sys.exit(main(sys.argv[1:]))

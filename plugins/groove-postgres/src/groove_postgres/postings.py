@@ -32,11 +32,15 @@ p as materialized (
     select t.i, b.chunk_id, sum(t.k * b.h) as nh, sum(t.k * b.c) as nx, sum(t.k * b.t) as nt
     from t join groove_bigrams b on b.gen = %(gen)s and b.term = t.term group by t.i, b.chunk_id),
 df as (select i, count(*)::float8 as n from p group by i),
+-- The candidates' rows by primary key (an array, so the planner probes the index rather than
+-- hashing the whole table, which it did for a CTE of unknown size).
+c as materialized (
+    select c.id, c.ntok from groove_chunks c join groove_documents d on d.id = c.document_id
+    where c.id = any(array(select distinct chunk_id from p order by 1)){{exclude}}{{filters}}),
 f as (
     select p.chunk_id as id, p.i, c.ntok, greatest(ln((%(total)s - df.n + 0.5) / (df.n + 0.5)), 1e-6) as idf,
            (%(wh)s * p.nh + %(wc)s * p.nx + %(wt)s * p.nt)::float8 as f
-    from p join df using (i) join groove_chunks c on c.id = p.chunk_id
-    join groove_documents d on d.id = c.document_id where true{{exclude}}{{filters}})
+    from p join df using (i) join c on c.id = p.chunk_id)
 select f.id, -sum({BM25_SQL} order by f.i) as rank from f group by f.id order by rank, f.id limit %(limit)s
 """
 
