@@ -138,7 +138,7 @@ class PostgresBackend(StoreBackend):
         conn.execute(
             "insert into groove_meta(gen, key, value) values (%s, 'producer', 'grooveseek-python')", (gen,)
         )
-        conn.execute("insert into groove_gen_stats(gen) values (%s)", (gen,))
+        conn.execute("insert into groove_gen_stats(gen, term_vocab) values (%s, true)", (gen,))
         return gen
 
     def _current(self, conn: psycopg.Connection, target: StoreTarget, create: bool) -> tuple[int, int]:

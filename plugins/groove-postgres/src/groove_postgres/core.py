@@ -162,3 +162,16 @@ class PgCore:
 
 def _unique(values: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(values))
+
+
+def name_positional(sql: str, values: Sequence[Any]) -> tuple[dict[str, Any], str]:
+    """Turn each ``%s`` of ``sql`` into ``%(pN)s`` so it can sit beside named parameters."""
+    parts = sql.split("%s")
+    if len(parts) - 1 != len(values):
+        raise AssertionError("placeholder count mismatch")
+    out = [parts[0]]
+    named: dict[str, Any] = {}
+    for i, (value, rest) in enumerate(zip(values, parts[1:], strict=True)):
+        named[f"p{i}"] = value
+        out.append(f"%(p{i})s{rest}")
+    return named, "".join(out)

@@ -24,8 +24,9 @@ import numpy as np
 
 from grooveseek.storekit import CJK_SCRIPTS, FloatArray, SearchFilters, StoreError, char_class
 
-from .core import PgCore
-from .text import K1, B, like_pattern, parse_expression, trigram_fold
+from .core import PgCore, name_positional
+from .postings import fts_from_postings, has_vocabulary, plain_words
+from .text import BM25_SQL, K1, B, like_pattern, parse_expression, trigram_fold
 
 MAX_KNN_K = 4096
 #: HNSW candidate list: at least this many, and twice k (pgvector caps it at 1000). The composite
@@ -36,14 +37,14 @@ EF_SEARCH = 200
 _MAX_EF = 1000
 _TRIGRAM_FLOOR = 3  # FTS5's trigram tokenizer matches no phrase shorter than this
 
-_BM25 = f"f.idf * f.f * {K1 + 1} / (f.f + {K1} * ({1 - B} + {B} * f.ntok / %(avgdl)s))"
-
 
 def _count(column: str) -> str:
     """Non-overlapping occurrences of ``ph.s`` in ``column`` (bytes: cheaper than characters)."""
     return f"((octet_length({column}) - octet_length(replace({column}, ph.s, ''))) / octet_length(ph.s))"
 
 
+# A row's bm25 sums its phrases in query order (``order by f.i``), as FTS5 does: another order can
+# move the last bit and swap two near-equal rows (the postings path sums in the same order).
 # ``f`` (a phrase's weighted hits in a row) is materialised once per (row, phrase): written inline,
 # the planner copied it into both halves of the bm25 fraction and counted every phrase twice.
 _FTS_SQL = f"""
@@ -52,13 +53,13 @@ with m as materialized (
            split_part(c.ftext, chr(31), 3) as t
     from groove_chunks c join groove_documents d on d.id = c.document_id
     where c.gen = %(gen)s and ({{match}}){{exclude}}{{filters}}),
-ph(s, idf) as (select * from unnest(%(phrases)s::text[], %(idfs)s::float8[])),
+ph(s, idf, i) as (select * from unnest(%(phrases)s::text[], %(idfs)s::float8[]) with ordinality),
 n as materialized (
-    select m.id, m.ntok, ph.idf, {_count("m.h")} as nh, {_count("m.x")} as nx, {_count("m.t")} as nt
+    select m.id, m.ntok, ph.i, ph.idf, {_count("m.h")} as nh, {_count("m.x")} as nx, {_count("m.t")} as nt
     from m cross join ph),
-f as (select id, ntok, idf, (%(wh)s * nh + %(wc)s * nx + %(wt)s * nt)::float8 as f from n
+f as (select id, ntok, i, idf, (%(wh)s * nh + %(wc)s * nx + %(wt)s * nt)::float8 as f from n
       where nh + nx + nt > 0)
-select f.id, -sum({_BM25}) as rank from f
+select f.id, -sum({BM25_SQL} order by f.i) as rank from f
 group by f.id order by rank, f.id limit %(limit)s
 """
 
@@ -88,6 +89,10 @@ class Legs:
 
     def __init__(self, core: PgCore) -> None:
         self._core = core
+        #: Rank plain-word English queries from term postings (``postings.py``) when the
+        #: generation has its vocabulary; False forces the ``LIKE`` path (bench/million.py
+        #: measures both; the scores are the same).
+        self.term_postings = True
 
     # -- full text ---------------------------------------------------------------------------------
     def _like_any(self, phrases: Sequence[str], params: list[Any]) -> str:
@@ -118,6 +123,9 @@ class Legs:
         if not positive or limit <= 0:
             return []
         total, avgdl = self._stats("ntok")
+        where = self._core.filter_sql(filters)
+        if self.term_postings and plain_words(positive) and has_vocabulary(self._core):
+            return fts_from_postings(self._core, positive, negative, (total, avgdl), (limit, weights, where))
         hits = self._phrase_hits(positive)
         idfs = [max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) for n in hits]
         params: list[Any] = []
@@ -125,10 +133,9 @@ class Legs:
         match_params = list(params)
         params.clear()
         exclude = f" and not ({self._like_any(negative, params)})" if negative else ""
-        where = self._core.filter_sql(filters)
         sql = _FTS_SQL.format(match=match, exclude=exclude, filters=where.where)
         # Named and positional parameters cannot mix: the fragments' %s become numbered names.
-        named, sql = _name_positional(sql, [*match_params, *params, *where.params])
+        named, sql = name_positional(sql, [*match_params, *params, *where.params])
         named.update(
             gen=self._core.gen,
             phrases=positive,
@@ -180,7 +187,7 @@ class Legs:
         if total == 0:
             return []
         where = self._core.filter_sql(filters)
-        named, fragment = _name_positional(where.where, list(where.params))
+        named, fragment = name_positional(where.where, list(where.params))
         named.update(
             idx=list(range(len(folded))),
             terms=folded,
@@ -248,16 +255,3 @@ class Legs:
             (self._core.gen, unique),
         )
         return {int(r[0]): np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows}
-
-
-def _name_positional(sql: str, values: Sequence[Any]) -> tuple[dict[str, Any], str]:
-    """Turn each ``%s`` of ``sql`` into ``%(pN)s`` so it can sit beside named parameters."""
-    parts = sql.split("%s")
-    if len(parts) - 1 != len(values):
-        raise AssertionError("placeholder count mismatch")
-    out = [parts[0]]
-    named: dict[str, Any] = {}
-    for i, (value, rest) in enumerate(zip(values, parts[1:], strict=True)):
-        named[f"p{i}"] = value
-        out.append(f"%(p{i})s{rest}")
-    return named, "".join(out)

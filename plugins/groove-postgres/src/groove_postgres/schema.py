@@ -16,6 +16,15 @@ so ``pending_vectors`` and the count every search reports read only those. ``gro
 keeps each generation's chunk count and token totals, updated in every write
 transaction, so bm25's N and average length cost one row read instead of a scan of every chunk
 (50-90 ms at 40k chunks under load).
+
+``groove_terms`` is each generation's vocabulary: every distinct ``groove_bigrams`` term of three
+characters or more, with a pg_trgm GIN index. The English leg ranks a query of plain words from
+the postings of the terms holding each word (``postings.py``) instead of scanning the text with
+``LIKE``; ``groove_gen_stats.term_vocab`` says the generation's vocabulary is complete (true for
+a generation created since; an older one keeps the ``LIKE`` path). Two covering indexes keep
+that path off the heap: ``groove_bigrams_term`` carries the postings' counts and
+``groove_chunks_len`` a chunk's document, quality and lengths (the vector and text rows are
+kilobytes each; one random heap read per candidate cost more than the ``LIKE`` scan saved).
 """
 
 from __future__ import annotations
@@ -73,13 +82,21 @@ create table if not exists groove_chunks(
 create index if not exists groove_chunks_gen on groove_chunks(gen, quality_score);
 create index if not exists groove_chunks_trgm on groove_chunks using gin (ftext gin_trgm_ops);
 create index if not exists groove_chunks_pending on groove_chunks(gen, id) where embedding is null;
+create index if not exists groove_chunks_len on groove_chunks(id)
+    include (gen, document_id, quality_score, ntok, cjk_ntok);
 create table if not exists groove_bigrams(
     gen bigint not null,
     chunk_id bigint not null references groove_chunks(id) on delete cascade,
     term text collate "C" not null,
     h integer not null, c integer not null, t integer not null);
-create index if not exists groove_bigrams_term on groove_bigrams(gen, term);
+create index if not exists groove_bigrams_term on groove_bigrams(gen, term) include (chunk_id, h, c, t);
 create index if not exists groove_bigrams_chunk on groove_bigrams(chunk_id);
+alter table groove_gen_stats add column if not exists term_vocab boolean not null default false;
+create table if not exists groove_terms(
+    gen bigint not null references groove_generations(id) on delete cascade,
+    term text collate "C" not null,
+    primary key (gen, term));
+create index if not exists groove_terms_trgm on groove_terms using gin (term gin_trgm_ops);
 """
 
 EXTENSIONS_MESSAGE = (

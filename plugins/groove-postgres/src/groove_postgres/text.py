@@ -18,6 +18,9 @@ from grooveseek.storekit import StoreError, bigram_text, fold
 
 K1 = 1.2
 B = 0.75
+#: FTS5's bm25 of one (row, phrase) in SQL over ``f`` (idf, weighted hits ``f``, trigram count
+#: ``ntok``); both English paths use this one expression, so their floating point agrees.
+BM25_SQL = f"f.idf * f.f * {K1 + 1} / (f.f + {K1} * ({1 - B} + {B} * f.ntok / %(avgdl)s))"
 #: Joins heading, context and content in ``ftext``: a phrase never spans two columns.
 COLUMN_SEP = "\x1f"
 _WORD = re.compile(r"[^\W_]+")

@@ -11,11 +11,13 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
+import attrs
 import numpy as np
 
 from grooveseek.storekit import Chunk, ChunkVectors, DocumentRecord, FloatArray, StoreError, per_chunk_vectors
 
 from .core import PgCore
+from .postings import MIN_TERM
 from .schema import drop_hnsw_sql, hnsw_index_sql
 from .text import bigram_postings, ftext_and_ntok
 
@@ -35,6 +37,42 @@ _DOC_COLUMNS = (
 )
 
 
+def _doc_values(rec: DocumentRecord, stamp: str) -> tuple[object, ...]:
+    """A document row's values in ``_DOC_COLUMNS`` order."""
+    return (
+        rec.parser_id,
+        rec.title,
+        rec.title_from_filename,
+        rec.topic,
+        rec.topic_from_frontmatter,
+        rec.category,
+        rec.depth,
+        json.dumps(list(rec.tags), ensure_ascii=False),
+        rec.date,
+        rec.content_hash,
+        rec.size_bytes,
+        stamp,
+    )
+
+
+@attrs.define
+class ChunkRows:
+    """Rows for ``groove_chunks``, postings for ``groove_bigrams`` (columns: chunk id, term, h, c,
+    t) and the token totals for ``groove_gen_stats``."""
+
+    rows: list[tuple[object, ...]] = attrs.Factory(list)
+    postings: tuple[list[object], ...] = attrs.Factory(lambda: ([], [], [], [], []))
+    tokens: int = 0
+    cjk_tokens: int = 0
+
+    def extend(self, other: ChunkRows) -> None:
+        self.rows.extend(other.rows)
+        for mine, theirs in zip(self.postings, other.postings, strict=True):
+            mine.extend(theirs)
+        self.tokens += other.tokens
+        self.cjk_tokens += other.cjk_tokens
+
+
 class DocumentWrites:
     """Write-side SQL of ``PostgresStore``."""
 
@@ -49,20 +87,7 @@ class DocumentWrites:
         return None if value is None else int(value)
 
     def _upsert_doc_row(self, rec: DocumentRecord) -> int:
-        values = (
-            rec.parser_id,
-            rec.title,
-            rec.title_from_filename,
-            rec.topic,
-            rec.topic_from_frontmatter,
-            rec.category,
-            rec.depth,
-            json.dumps(list(rec.tags), ensure_ascii=False),
-            rec.date,
-            rec.content_hash,
-            rec.size_bytes,
-            now(),
-        )
+        values = _doc_values(rec, now())
         marks = ", ".join(["%s"] * len(values))
         row = self.conn.execute(
             f"insert into groove_documents(gen, path, {_DOC_COLUMNS}) values (%s, %s, {marks}) "
@@ -143,30 +168,22 @@ class DocumentWrites:
             (list(doc_ids), self._core.gen),
         )
 
-    def _insert_chunks(
-        self, doc_id: int, chunks: Sequence[Chunk], vectors: Sequence[FloatArray | None]
-    ) -> None:
-        """All chunks of one document in three round trips: their ids, the rows (pipelined), and
-        every bigram posting in one ``unnest`` insert (one statement per posting cost 45 % of a
-        write at 40-word chunks)."""
-        ids = [
-            int(r[0])
-            for r in self.conn.execute(
-                "select nextval('groove_chunks_id_seq') from generate_series(1, %s)", (len(chunks),)
-            ).fetchall()
-        ]
-        rows = []
-        tokens = cjk_tokens = 0
-        postings: tuple[list[object], ...] = ([], [], [], [], [])
+    def _chunk_rows(
+        self, doc_id: int, ids: Sequence[int], chunks: Sequence[Chunk], vectors: Sequence[FloatArray | None]
+    ) -> ChunkRows:
+        """The ``groove_chunks`` rows and bigram postings of one document's chunks: the one place
+        both write paths (one document, a batch) build them, so they write identical rows."""
+        out = ChunkRows()
         for chunk_id, chunk, vector in zip(ids, chunks, vectors, strict=True):
             heading = chunk.heading or ""
             ftext, ntok = ftext_and_ntok(heading, chunk.context, chunk.content)
             terms, cjk_ntok = bigram_postings(heading, chunk.context, chunk.content)
-            tokens, cjk_tokens = tokens + ntok, cjk_tokens + cjk_ntok
+            out.tokens += ntok
+            out.cjk_tokens += cjk_ntok
             for term, h, c, t in terms:
-                for column, value in zip(postings, (chunk_id, term, h, c, t), strict=True):
+                for column, value in zip(out.postings, (chunk_id, term, h, c, t), strict=True):
                     column.append(value)
-            rows.append(
+            out.rows.append(
                 (
                     chunk_id,
                     self._core.gen,
@@ -190,22 +207,108 @@ class DocumentWrites:
                     vector,
                 )
             )
-        with self.conn.cursor() as cur:
-            cur.executemany(
-                f"insert into groove_chunks({_CHUNK_COLUMNS}) values ({', '.join(['%s'] * 19)})",
-                rows,
-            )
+        return out
+
+    def _new_ids(self, sequence: str, count: int) -> list[int]:
+        return [
+            int(r[0])
+            for r in self.conn.execute(
+                f"select nextval('{sequence}') from generate_series(1, %s)", (count,)
+            ).fetchall()
+        ]
+
+    def _add_stats(self, chunks: int, tokens: int, cjk_tokens: int) -> None:
         self.conn.execute(
             "update groove_gen_stats set chunks = chunks + %s, ntok = ntok + %s, cjk_ntok = cjk_ntok + %s "
             "where gen = %s",
-            (len(rows), tokens, cjk_tokens, self._core.gen),
+            (chunks, tokens, cjk_tokens, self._core.gen),
         )
-        if postings[0]:
+
+    def _add_terms(self, terms: Sequence[object]) -> None:
+        """Add the postings' terms to the generation's vocabulary (``groove_terms``). Sorted, so two
+        writers adding overlapping terms lock them in the same order and cannot deadlock."""
+        vocab = sorted({str(t) for t in terms if len(str(t)) >= MIN_TERM})
+        if vocab:
+            self.conn.execute(
+                "insert into groove_terms(gen, term) select %s, t from unnest(%s::text[]) t "
+                "on conflict do nothing",
+                (self._core.gen, vocab),
+            )
+
+    def _insert_chunks(
+        self, doc_id: int, chunks: Sequence[Chunk], vectors: Sequence[FloatArray | None]
+    ) -> None:
+        """All chunks of one document in three round trips: their ids, the rows (pipelined), and
+        every bigram posting in one ``unnest`` insert (one statement per posting cost 45 % of a
+        write at 40-word chunks)."""
+        built = self._chunk_rows(doc_id, self._new_ids("groove_chunks_id_seq", len(chunks)), chunks, vectors)
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                f"insert into groove_chunks({_CHUNK_COLUMNS}) values ({', '.join(['%s'] * 19)})",
+                built.rows,
+            )
+        self._add_stats(len(built.rows), built.tokens, built.cjk_tokens)
+        if built.postings[0]:
             self.conn.execute(
                 "insert into groove_bigrams(gen, chunk_id, term, h, c, t) select %s, * from "
                 "unnest(%s::bigint[], %s::text[], %s::int[], %s::int[], %s::int[])",
-                (self._core.gen, *postings),
+                (self._core.gen, *built.postings),
             )
+            self._add_terms(built.postings[1])
+
+    def replace_documents(self, items: Sequence[tuple[DocumentRecord, Sequence[Chunk], FloatArray]]) -> None:
+        """Replace many documents in ONE transaction, writing exactly the rows ``replace_document``
+        writes for each: a bulk load (bench/million.py) at COPY speed. A path already in the
+        generation goes through the one-document replace (same transaction); new paths are
+        written with COPY. All or nothing, like every write here."""
+        dimension = self._core.dimension()
+        for rec, chunks, vectors in items:
+            if len(chunks) != len(vectors):
+                raise ValueError(f"{rec.path}: one vector per chunk is required")
+            if len(chunks) and dimension is not None and vectors.shape[1] != dimension:
+                raise StoreError(
+                    f"{rec.path}: a vector of {vectors.shape[1]} dimensions cannot be stored in an "
+                    f"index of {dimension}"
+                )
+        with self.conn.transaction():
+            known = {
+                str(r[0])
+                for r in self._core.rows(
+                    "select path from groove_documents where gen = %s and path = any(%s)",
+                    (self._core.gen, [rec.path for rec, _, _ in items]),
+                )
+            }
+            fresh = [item for item in items if item[0].path not in known]
+            for rec, chunks, vectors in items:
+                if rec.path in known:
+                    self.replace_document(rec, chunks, vectors)  # a savepoint of this transaction
+            if fresh:
+                self._copy_documents(fresh)
+
+    def _copy_documents(self, items: Sequence[tuple[DocumentRecord, Sequence[Chunk], FloatArray]]) -> None:
+        doc_ids = self._new_ids("groove_documents_id_seq", len(items))
+        chunk_ids = iter(self._new_ids("groove_chunks_id_seq", sum(len(c) for _, c, _ in items)))
+        stamp, gen = now(), self._core.gen
+        built = ChunkRows()
+        with self.conn.cursor() as cur:
+            with cur.copy(f"copy groove_documents(id, gen, path, {_DOC_COLUMNS}) from stdin") as copy:
+                for doc_id, (rec, _, _) in zip(doc_ids, items, strict=True):
+                    copy.write_row((doc_id, gen, rec.path, *_doc_values(rec, stamp)))
+            with cur.copy("copy groove_fields(document_id, key, value) from stdin") as copy:
+                for doc_id, (rec, _, _) in zip(doc_ids, items, strict=True):
+                    for key, value in rec.fields:
+                        copy.write_row((doc_id, key, value))
+            for doc_id, (_, chunks, vectors) in zip(doc_ids, items, strict=True):
+                ids = [next(chunk_ids) for _ in chunks]
+                built.extend(self._chunk_rows(doc_id, ids, chunks, per_chunk_vectors(len(chunks), vectors)))
+            with cur.copy(f"copy groove_chunks({_CHUNK_COLUMNS}) from stdin") as copy:
+                for row in built.rows:
+                    copy.write_row(row)
+            with cur.copy("copy groove_bigrams(gen, chunk_id, term, h, c, t) from stdin") as copy:
+                for posting in zip(*built.postings, strict=True):
+                    copy.write_row((gen, *posting))
+        self._add_terms(built.postings[1])
+        self._add_stats(len(built.rows), built.tokens, built.cjk_tokens)
 
     def update_document_meta(self, rec: DocumentRecord) -> None:
         """Frontmatter-only change (R4.20): the row and its fields, nothing re-embedded."""
