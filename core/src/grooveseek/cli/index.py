@@ -16,6 +16,7 @@ from ..index.forced import run_forced
 from ..index.guard import discard_if_still_empty, open_for_index
 from ..index.indexer import Indexer, IndexOptions
 from ..index.report import Reporter
+from ..notices import quiet_notices
 from ..store.db import write_failure
 from ..store.interface import IndexStore
 from ..store.store import index_exists
@@ -63,7 +64,8 @@ def index_command(
         )
 
     try:
-        summary = _run(app.db, index_into, force=force)
+        with quiet_notices(quiet):  # --quiet: no "Loading embedding model" line either (issue 26)
+            summary = _run(app.db, index_into, force=force)
     except KeyboardInterrupt:  # say what was kept; no traceback (issue 26)
         # A console of its own: the shared one may still hold the line the interrupt cut short
         # (rich clears its buffer after the write), which it would print a second time.

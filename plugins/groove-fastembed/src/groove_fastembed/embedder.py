@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from grooveseek import notice
 from grooveseek.errors import GrooveError, ModelError
 from grooveseek.interfaces import Embedder
 
@@ -121,7 +121,7 @@ class FastEmbedEmbedder(Embedder):
                 cache_dir = self.cache_dir  # ConfigError here, before "Loading ..." is printed
 
                 def announce() -> None:
-                    print(loading_message(self.spec), file=sys.stderr, flush=True)
+                    notice(loading_message(self.spec))  # R5.9; held back under --quiet
 
                 self._model = load_text_embedding(self.spec, cache_dir, self._threads, announce, self._env)
             return self._model

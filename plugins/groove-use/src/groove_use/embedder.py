@@ -10,13 +10,13 @@ weight for CJK queries (docs/retrieval.md).
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from grooveseek import notice
 from grooveseek.errors import ModelError
 from grooveseek.interfaces import Embedder
 
@@ -93,11 +93,9 @@ class UseEmbedder(Embedder):
             return model
         with self._lock:
             if self._model is None:
-                print(
+                notice(  # R5.9; held back under --quiet
                     f"Loading embedding model: {self.id} ({self.dimension} dim, packaged with the plugin, "
-                    "loads offline)...",
-                    file=sys.stderr,
-                    flush=True,
+                    "loads offline)..."
                 )
                 self._model = load_model()
             return self._model
