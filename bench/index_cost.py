@@ -7,12 +7,13 @@
 
 **Models** (the default study). For each corpus, runs ``groove index --force --quiet`` as a whole
 process for each model in turn, interleaved run by run (A B C A B C ...), so every model sees the
-same load from whatever else runs on the machine. Per run: wall time, chunks (the ``Done`` line),
-chunks/s (over the wall time of the process, model loading included), CPU seconds of the process
-and its worker processes (``RUSAGE_CHILDREN``), CPU-ms per chunk, the peak RSS of the whole process
-tree (sampled every 20 ms from /proc), and the load average as the run ends. Then a table of
-medians with the ratios the issue asks for: index CPU of the default model against minilm alone
-and against USE alone on the same corpus (issue 26's target: default / minilm <= 0.65).
+same load from whatever else runs on the machine. Per run: wall time, chunks (read with ``groove
+status`` after the run: ``--quiet`` prints no ``Done`` line), chunks/s (over the wall time of the
+process, model loading included), CPU seconds of the process and its worker processes
+(``RUSAGE_CHILDREN``), CPU-ms per chunk, the peak RSS of the whole process tree (sampled every 20
+ms from /proc), and the load average as the run ends. Then a table of medians with the ratios the
+issue asks for: index CPU of the default model against minilm alone and against USE alone on the
+same corpus (issue 26's target: default / minilm <= 0.65).
 
 **First index of the 179-file folder** (npm-docs and js-primer copied into one folder; skipped
 with ``--no-first-index``). Runs ``groove index --quiet`` into a new index with the default model
@@ -59,7 +60,6 @@ from index_throughput import tree_rss_kib
 CORPORA = Path("/work/shared/bench/corpora")
 DEFAULT_MODEL = "minilm-l6-int8+use-multilingual-v3"
 LABELS = {DEFAULT_MODEL: "default", "minilm-l6-int8": "minilm", "use-multilingual-v3": "USE"}
-DONE = re.compile(r"Done in (\d+)ms: .*?(\d+) chunks")
 VARIANT = Path(__file__).resolve().parent / "_variant_groove.py"
 
 
@@ -117,10 +117,9 @@ def run_index(variant: Variant, groove: Path, config: Path, db: Path, *, force: 
     stop.set()
     sampler.join()
     wall = time.perf_counter() - start
-    match = DONE.search(err)
-    if proc.returncode != 0 or match is None:
+    if proc.returncode != 0:
         raise SystemExit(f"groove index failed ({proc.returncode}):\n{err}")
-    chunks = int(match.group(2))
+    chunks = count_chunks(groove, config, db)  # --quiet prints no Done line (docs/cli.md)
     used = _children_cpu() - cpu
     return {
         "wall": wall,
@@ -131,6 +130,16 @@ def run_index(variant: Variant, groove: Path, config: Path, db: Path, *, force: 
         "rss": peak // 1024,
         "load": load(),
     }
+
+
+def count_chunks(groove: Path, config: Path, db: Path) -> int:
+    """The index's chunk count, from ``groove status`` (after the timed run)."""
+    argv = [str(groove), "--config", str(config), "status", "--index-path", str(db)]
+    text = subprocess.run(argv, capture_output=True, text=True, check=False).stdout
+    found = re.search(r"^Chunks: (\d+)", text, re.M)
+    if found is None:
+        raise SystemExit(f"groove status printed no Chunks line:\n{text}")
+    return int(found.group(1))
 
 
 def compare(variants: list[Variant], corpus: Path, runs: int, groove: Path, work: Path) -> dict[str, dict]:
