@@ -10,7 +10,7 @@ process for each model in turn, interleaved run by run (A B C A B C ...), so eve
 same load from whatever else runs on the machine. Per run: wall time, chunks (read with ``groove
 status`` after the run: ``--quiet`` prints no ``Done`` line), chunks/s (over the wall time of the
 process, model loading included), CPU seconds of the process and its worker processes
-(``RUSAGE_CHILDREN``), CPU-ms per chunk, the peak RSS of the whole process tree (sampled every 20
+(``wait4``), CPU-ms per chunk, the peak RSS of the whole process tree (sampled every 20
 ms from /proc), and the load average as the run ends. Then a table of medians with the ratios the
 issue asks for: index CPU of the default model against minilm alone and against USE alone on the
 same corpus (issue 26's target: default / minilm <= 0.65).
@@ -44,7 +44,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -65,11 +64,6 @@ VARIANT = Path(__file__).resolve().parent / "_variant_groove.py"
 
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 class Variant:
@@ -100,7 +94,6 @@ def run_index(variant: Variant, groove: Path, config: Path, db: Path, *, force: 
     argv += ["--config", str(config), "index", "--index-path", str(db), "--quiet"]
     if force:
         argv.append("--force")
-    cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     peak = 0
@@ -113,14 +106,19 @@ def run_index(variant: Variant, groove: Path, config: Path, db: Path, *, force: 
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    _, err = proc.communicate()
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    # This process's own rusage (its worker processes included), not RUSAGE_CHILDREN, which would
+    # also count the status processes polled beside a first index.
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     stop.set()
     sampler.join()
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"groove index failed ({proc.returncode}):\n{err}")
     chunks = count_chunks(groove, config, db)  # --quiet prints no Done line (docs/cli.md)
-    used = _children_cpu() - cpu
+    used = usage.ru_utime + usage.ru_stime
     return {
         "wall": wall,
         "cpu": used,
