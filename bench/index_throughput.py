@@ -4,7 +4,7 @@
     .venv/bin/python bench/index_throughput.py [--corpus DIR] [--runs 3] [--workers 2]
         [--models minilm-l6-int8,use-multilingual-v3]
 
-For each model, copies the corpus to a temporary folder and runs ``groove index --force --quiet``
+For each model, copies the corpus to a temporary folder and runs ``groove index --force``
 as a whole process, alternating ``[index].embed_workers = 1`` (today's path: one session in the
 indexing process) and ``embed_workers = --workers`` (A B A B ...), so both see the same load from
 whatever else runs on the machine. Each run prints its chunks/s (chunks over the ``Done in`` time),
@@ -95,7 +95,8 @@ def run_once(config: Path, db: Path) -> tuple[float, float, int, int, float]:
     cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [str(GROOVE), "--config", str(config), "index", "--index-path", str(db), "--force", "--quiet"],
+        # Not --quiet: the rate is read from the Done line, which --quiet leaves out (issue 24).
+        [str(GROOVE), "--config", str(config), "index", "--index-path", str(db), "--force"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -46,12 +46,13 @@ def test_an_untrusted_file_cannot_choose_the_worker_count(tmp_path, monkeypatch)
     loaded = load_config(cwd=project, env=env)
     assert loaded.trusted is False and loaded.config.index.embed_workers is None
     [warning] = [w for w in loaded.warnings if "[index].embed_workers" in w]
-    assert "one worker per core applies" in warning
+    assert "the indexing process embeds" in warning
 
 
-def test_unset_means_one_per_usable_core_capped(monkeypatch):
+def test_unset_means_the_indexing_process_whatever_the_cores(monkeypatch):
+    # issue 26: a worker costs a copy of the model; the default must keep the tree's peak RSS at
+    # most 1.5x the in-process path's, so unset is no worker at all.
     assert workers.worker_count(1) == 1 and workers.worker_count(7) == 7
-    monkeypatch.setattr(workers, "usable_cores", lambda: 2)
-    assert workers.worker_count(None) == 2
-    monkeypatch.setattr(workers, "usable_cores", lambda: 32)
-    assert workers.worker_count(None) == workers.AUTO_MAX_WORKERS
+    for cores in (1, 2, 32):
+        monkeypatch.setattr(workers, "usable_cores", lambda cores=cores: cores)
+        assert workers.worker_count(None) == 1

@@ -4,8 +4,9 @@ This facade is the public API for plugin authors: the hook marker, the plugin in
 values that cross module boundaries, the text helpers every parser needs (``decode_text``,
 ``raw_text``, ``filename_title``, ``cut_utf8``, ``split_anchor``, and the Markdown fence rules
 ``fence_marker`` / ``closes_fence`` the chunker applies), the errors a plugin raises, the kit for
-binary formats (the decompression budget, budgeted zip reads, metadata dates) and the child process
-for native code that can abort (``IsolatedWorker``, ``run_isolated``); ``docs/plugins.md``
+binary formats (the decompression budget, budgeted zip reads, metadata dates), the child process
+for native code that can abort (``IsolatedWorker``, ``run_isolated``) and the status line that
+honours ``--quiet`` (``notice``, ``quiet_notices``); ``docs/plugins.md``
 documents each. A built-in plugin imports nothing from ``grooveseek`` that is not exported here
 (``tests/unit/test_plugin_imports.py``). Names are imported on first use (PEP 562), so
 ``import grooveseek`` (and ``groove --version``) stays cheap:
@@ -28,11 +29,12 @@ _EXPORTS = {
     "GrooveConfig": ".config.model",
     "closes_fence": ".chunking",
     "fence_marker": ".chunking",
-    "note": ".console",
     "ConfigError": ".errors",
     "EmbeddingRejected": ".errors",
     "GrooveError": ".errors",
     "ModelError": ".errors",
+    "notice": ".notices",
+    "quiet_notices": ".notices",
     "ParseError": ".errors",
     "RerankError": ".errors",
     "hookimpl": ".hookspecs",
@@ -63,11 +65,11 @@ if TYPE_CHECKING:
     from .binary import BudgetedZip, BudgetExceeded, DecompressionBudget, metadata_date
     from .chunking import closes_fence, fence_marker
     from .config.model import GrooveConfig
-    from .console import note
     from .errors import ConfigError, EmbeddingRejected, GrooveError, ModelError, ParseError, RerankError
     from .hookspecs import hookimpl
     from .interfaces import PLUGIN_API_VERSION, Chunker, Embedder, Grammar, Parser, Reranker
     from .isolation import IsolatedWorker, IsolationFailure, IsolationLimits, run_isolated
+    from .notices import notice, quiet_notices
     from .text import cut_utf8, decode_text, filename_title, raw_text, split_anchor
     from .types import Chunk, ChunkSettings, Hit, ParseContext, ParsedDocument, Section
 
@@ -119,7 +121,8 @@ __all__ = [
     "filename_title",
     "hookimpl",
     "metadata_date",
-    "note",
+    "notice",
+    "quiet_notices",
     "raw_text",
     "run_isolated",
     "split_anchor",

@@ -46,23 +46,6 @@ def echo_err(message: str) -> None:
     err_console().print(message, markup=False, highlight=False)
 
 
-_NOTES_QUIET = False
-
-
-def quiet_notes() -> None:
-    """``groove index --quiet``: from now on this process prints no ``note`` (a model-loading line)."""
-    global _NOTES_QUIET
-    _NOTES_QUIET = True
-
-
-def note(message: str) -> None:
-    """A line of what the process is doing (a plugin loading its model, R5.9) on stderr, flushed at
-    once; not printed after ``quiet_notes`` (issue 26 item 4: ``--quiet`` prints warnings and
-    errors only). Warnings do not go through here."""
-    if not _NOTES_QUIET:
-        print(message, file=sys.stderr, flush=True)
-
-
 class ConsoleHandler(logging.Handler):
     """Log records as one unwrapped ``<logger>: <message>`` line each on the rich stderr console.
 

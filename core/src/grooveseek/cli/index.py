@@ -17,6 +17,7 @@ from ..index.guard import discard_if_still_empty, open_for_index
 from ..index.indexer import Indexer, IndexOptions
 from ..index.jobs import DEFAULT_LEASE_S, JobSettings
 from ..index.report import Reporter
+from ..notices import quiet_notices
 from ..store.backend import bound
 from ..store.db import write_failure
 from ..store.interface import IndexStore
@@ -84,7 +85,8 @@ def index_command(
         effective_config_path(ctx, config_path), kb_path, model=model, index_path=index_path_of(ctx)
     )
     if worker:
-        run_worker(app, once=once, lease_s=lease_seconds, quiet=quiet)
+        with quiet_notices(quiet):
+            run_worker(app, once=once, lease_s=lease_seconds, quiet=quiet)
         return
     if no_embed and bound(app.db) is None:
         raise click.UsageError(f"--no-embed {SHARED_INDEX_NEEDED}")
@@ -93,10 +95,6 @@ def index_command(
     # On a terminal the live display is the default and replaces the per-file lines (docs/cli.md).
     live = progress or (not quiet and err_console().is_terminal)
     reporter = Reporter(quiet=quiet, progress=live, stages=not quiet)
-    if quiet:  # the model-loading lines too (issue 26 item 4): warnings and errors only
-        from ..console import quiet_notes
-
-        quiet_notes()
     rebuilt_aside = force and index_exists(app.db)  # a forced run over an index installs on success
 
     def index_into(store: IndexStore) -> IndexSummary:
@@ -105,7 +103,8 @@ def index_command(
         )
 
     try:
-        summary = _run(app.db, index_into, force=force)
+        with quiet_notices(quiet):  # --quiet: no "Loading embedding model" line either (issue 26)
+            summary = _run(app.db, index_into, force=force)
     except KeyboardInterrupt:  # say what was kept; no traceback (issue 26)
         # A console of its own: the shared one may still hold the line the interrupt cut short
         # (rich clears its buffer after the write), which it would print a second time.

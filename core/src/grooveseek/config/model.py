@@ -65,7 +65,7 @@ class IndexConfig:
     path: str | None = None  # None = the default location (config/location.py); absolute once loaded
     # None: the embedder's max_input_tokens (docs/retrieval.md, "Chunk size"). Trusted configs only.
     max_chunk_tokens: int | None = None
-    # None: one embedding worker process per usable core, at most 2 (index/workers.py). Trusted only.
+    # None: no worker processes, the indexing process embeds (index/workers.py, issue 26). Trusted only.
     embed_workers: int | None = None
     # None: the SQLite file. A PostgreSQL URL keeps the index on that server (docs/postgres.md);
     # trusted configs only, and never printed with its password.

@@ -242,7 +242,9 @@ def _restrict_eval_and_index(
         out.append(ctx.warn("[index].database_url is ignored and the index stays in the local file"))
     if "embed_workers" in raw_index:  # each worker is a process holding a model: trusted only
         changes["embed_workers"] = None
-        out.append(ctx.warn("[index].embed_workers is ignored and one worker per core applies"))
+        out.append(
+            ctx.warn("[index].embed_workers is ignored and the indexing process embeds (no worker processes)")
+        )
     return attrs.evolve(cfg, index=attrs.evolve(cfg.index, **changes)) if changes else cfg
 
 

@@ -446,7 +446,7 @@ def _check_index_numbers(index: IndexConfig, f: Findings) -> None:
     if workers is not None and not 1 <= workers <= MAX_EMBED_WORKERS:
         f.errors.append(
             f"[index].embed_workers must be in 1..={MAX_EMBED_WORKERS}, got {workers}; use 1 to embed in "
-            "the indexing process, or remove the key for one worker process per core"
+            "the indexing process (the default when the key is absent)"
         )
 
 

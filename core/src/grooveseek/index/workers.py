@@ -10,8 +10,10 @@ writing stay in the indexing process (``Writer`` writes one batch while the work
 next), so the index is written exactly as before; only where the vectors are computed changes,
 and a worker's vectors equal the indexing process's.
 
-Only embedders whose ``parallel_factory()`` returns a factory are embedded this way; the others,
-and any run with ``[index].embed_workers = 1``, embed in the indexing process as before. A worker
+Only embedders whose ``parallel_factory()`` returns a factory are embedded this way, and only when
+``[index].embed_workers`` asks for more than one (issue 26: unset means the indexing process, whose
+session uses the cores through its own threads, at a third of the memory); the others embed in the
+indexing process. A worker
 that dies (killed, out of memory) or cannot load its model never stops or hangs the run: the pool
 is shut down, one warning says why, and the rest of the run embeds in the indexing process.
 Queries never come here: they are embedded by the one session of the serving process.
@@ -31,12 +33,14 @@ from typing import Any
 from ..errors import ModelError
 from ..interfaces import Embedder, FloatArray
 
-#: ``[index].embed_workers`` unset: one worker per usable core, at most this many. Each holds its
+#: ``[index].embed_workers`` unset: embed in the indexing process (issue 26). Each worker holds its
 #: own copy of the model (about 260 MiB resident for minilm-l6-int8, 350 MiB for the composite
-#: default), and the in-process session already uses 1.5 cores: on a quiet 2-core machine two
-#: workers gave 1.31x (minilm) and 1.28x (composite) for 2.9x the peak memory (docs/performance.md),
-#: so the default stops at two; more is a deliberate `embed_workers`.
-AUTO_MAX_WORKERS = 2
+#: default), so any worker at least doubles the peak memory of the run's process tree, while the
+#: in-process session already spreads a call over the cores (ONNX Runtime's intra-op threads): two
+#: workers gave 1.17x (loaded) to 1.28x (quiet) for 2.9x the peak memory, which breaks issue 26's
+#: bound (peak RSS of the tree <= 1.5x the in-process path's). Workers are a deliberate
+#: ``embed_workers`` (docs/performance.md, "Indexing on every core").
+DEFAULT_WORKERS = 1
 #: A run starts its workers once it has asked for this many texts; smaller runs never do, since
 #: starting a worker (an interpreter, numpy, the runtime, the model) costs a core about a second.
 MIN_TEXTS = 128
@@ -55,8 +59,8 @@ def usable_cores() -> int:
 
 
 def worker_count(configured: int | None) -> int:
-    """``[index].embed_workers`` as given, or one per usable core up to ``AUTO_MAX_WORKERS``."""
-    return configured if configured is not None else min(usable_cores(), AUTO_MAX_WORKERS)
+    """``[index].embed_workers`` as given, else ``DEFAULT_WORKERS`` (the indexing process)."""
+    return configured if configured is not None else DEFAULT_WORKERS
 
 
 HOLD_SIGNALS = hasattr(signal, "pthread_sigmask")  # not on Windows

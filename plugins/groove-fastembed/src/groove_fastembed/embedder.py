@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from grooveseek import note
+from grooveseek import notice
 from grooveseek.errors import GrooveError, ModelError
 from grooveseek.interfaces import Embedder
 
@@ -121,7 +121,7 @@ class FastEmbedEmbedder(Embedder):
                 cache_dir = self.cache_dir  # ConfigError here, before "Loading ..." is printed
 
                 def announce() -> None:
-                    note(loading_message(self.spec))
+                    notice(loading_message(self.spec))  # R5.9; held back under --quiet
 
                 self._model = load_text_embedding(self.spec, cache_dir, self._threads, announce, self._env)
             return self._model

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from grooveseek import notice
 from grooveseek.errors import ModelError
 from grooveseek.interfaces import Reranker
 
@@ -99,7 +99,7 @@ class FastEmbedReranker(Reranker):
                 cache_dir = self.cache_dir  # ConfigError here, before "Loading ..." is printed
 
                 def announce() -> None:
-                    print(loading_message(self.spec, self._model_dir), file=sys.stderr, flush=True)
+                    notice(loading_message(self.spec, self._model_dir))
 
                 self._runtime = load_cross_encoder(
                     self.spec,

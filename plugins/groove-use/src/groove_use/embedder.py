@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grooveseek import note
+from grooveseek import notice
 from grooveseek.errors import ModelError
 from grooveseek.interfaces import Embedder
 
@@ -93,7 +93,7 @@ class UseEmbedder(Embedder):
             return model
         with self._lock:
             if self._model is None:
-                note(
+                notice(  # R5.9; held back under --quiet
                     f"Loading embedding model: {self.id} ({self.dimension} dim, packaged with the plugin, "
                     "loads offline)..."
                 )
