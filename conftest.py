@@ -14,9 +14,17 @@ Every test process gets its own ``GROOVE_DATA_HOME`` from the grooveseek pytest 
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from hypothesis import settings
+
+# Tests that stop a `groove` child with SIGINT (Ctrl-C) need the child to take it. A child inherits an
+# *ignored* SIGINT (bash ignores it for a background job of a non-interactive shell, one way a CI
+# starts the suite), while a *handled* one is reset to the default at exec, which Python turns into
+# KeyboardInterrupt. So each test process handles it, and its children start as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
