@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 import psycopg
 
-from grooveseek.storekit import SearchFilters, StoreError, matcher_for
+from grooveseek.storekit import FloatArray, SearchFilters, StoreError, matcher_for
 
 
 @attrs.frozen
@@ -175,3 +176,18 @@ def name_positional(sql: str, values: Sequence[Any]) -> tuple[dict[str, Any], st
         named[f"p{i}"] = value
         out.append(f"%(p{i})s{rest}")
     return named, "".join(out)
+
+
+def store_pending_vectors(conn: psycopg.Connection, gen: int, rows: Sequence[tuple[int, FloatArray]]) -> int:
+    """Write each ``(chunk id, vector)`` of generation ``gen`` whose chunk still exists without a
+    vector, inside the caller's transaction; returns how many were written. The one statement both
+    ``fill_vectors`` and a finished vector job use, so a late vector never lands on a chunk that has
+    one; one statement per row, pipelined by ``executemany`` (one round trip for the batch)."""
+    if not rows:
+        return 0
+    with conn.cursor() as cur:
+        cur.executemany(
+            "update groove_chunks set embedding = %s where id = %s and gen = %s and embedding is null",
+            [(np.ascontiguousarray(v, dtype=np.float32), int(cid), gen) for cid, v in rows],
+        )
+        return max(cur.rowcount, 0)

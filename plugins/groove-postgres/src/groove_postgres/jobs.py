@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from grooveseek.storekit import FloatArray, PendingChunk, VectorJob, embedding_input
 
-from .core import PgCore
+from .core import PgCore, store_pending_vectors
 
 JOBS_DDL = """
 create table if not exists groove_jobs(
@@ -109,14 +107,7 @@ class PgJobs:
             ).fetchone()
             if held is None:
                 return None  # lost: the lease ran out and another holder took it, or it was removed
-            written = 0
-            for chunk_id, vector in rows:
-                cur = self.conn.execute(
-                    "update groove_chunks set embedding = %s "
-                    "where id = %s and gen = %s and embedding is null",
-                    (np.ascontiguousarray(vector, dtype=np.float32), int(chunk_id), job.generation),
-                )
-                written += cur.rowcount
+            written = store_pending_vectors(self.conn, job.generation, rows)
             self.conn.execute("delete from groove_jobs where id = %s", (job.job_id,))
         return written
 

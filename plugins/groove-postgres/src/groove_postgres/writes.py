@@ -12,11 +12,10 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 import attrs
-import numpy as np
 
 from grooveseek.storekit import Chunk, ChunkVectors, DocumentRecord, FloatArray, StoreError, per_chunk_vectors
 
-from .core import PgCore
+from .core import PgCore, store_pending_vectors
 from .postings import MIN_TERM
 from .schema import drop_hnsw_sql, hnsw_index_sql
 from .text import bigram_postings, ftext_and_ntok
@@ -147,16 +146,8 @@ class DocumentWrites:
                 "vectors cannot be filled before the vector dimension is declared (ensure_vec_table)"
             )
         self._check_dimension([v for _, v in rows])
-        written = 0
         with self.conn.transaction():
-            for chunk_id, vector in rows:
-                cur = self.conn.execute(
-                    "update groove_chunks set embedding = %s "
-                    "where id = %s and gen = %s and embedding is null",
-                    (np.ascontiguousarray(vector, dtype=np.float32), int(chunk_id), self._core.gen),
-                )
-                written += cur.rowcount
-        return written
+            return store_pending_vectors(self.conn, self._core.gen, rows)
 
     def _subtract_stats(self, doc_ids: Sequence[int]) -> None:
         """Take these documents' chunks out of the generation's bm25 totals (same transaction)."""
