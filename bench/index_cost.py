@@ -54,7 +54,7 @@ import time
 from pathlib import Path
 
 from _common import ROOT
-from index_throughput import tree_rss_kib
+from index_throughput import PeakRss
 
 CORPORA = Path("/work/shared/bench/corpora")
 DEFAULT_MODEL = "minilm-l6-int8+use-multilingual-v3"
@@ -96,24 +96,14 @@ def run_index(variant: Variant, groove: Path, config: Path, db: Path, *, force: 
         argv.append("--force")
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    peak = 0
-    stop = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not stop.wait(0.02):
-            peak = max(peak, tree_rss_kib(proc.pid))
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
     assert proc.stderr is not None
-    err = proc.stderr.read()
-    # This process's own rusage (its worker processes included), not RUSAGE_CHILDREN, which would
-    # also count the status processes polled beside a first index.
-    _, status, usage = os.wait4(proc.pid, 0)
+    with PeakRss(proc.pid) as rss:
+        err = proc.stderr.read()
+        # This process's own rusage (its worker processes included), not RUSAGE_CHILDREN, which
+        # would also count the status processes polled beside a first index.
+        _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    stop.set()
-    sampler.join()
+    peak = rss.peak_kib
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"groove index failed ({proc.returncode}):\n{err}")

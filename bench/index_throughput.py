@@ -82,6 +82,29 @@ def tree_rss_kib(root: int) -> int:
     return total
 
 
+class PeakRss:
+    """The peak resident memory of a process tree (``tree_rss_kib``), sampled every 20 ms by a
+    thread while the ``with`` block runs; ``peak_kib`` once it ends."""
+
+    def __init__(self, root: int) -> None:
+        self.root = root
+        self.peak_kib = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self.peak_kib = max(self.peak_kib, tree_rss_kib(self.root))
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -101,19 +124,9 @@ def run_once(config: Path, db: Path) -> tuple[float, float, int, int, float]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    peak = 0
-    stop = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not stop.wait(0.02):
-            peak = max(peak, tree_rss_kib(proc.pid))
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    _, err = proc.communicate()
-    stop.set()
-    sampler.join()
+    with PeakRss(proc.pid) as rss:
+        _, err = proc.communicate()
+    peak = rss.peak_kib
     wall = time.perf_counter() - start
     match = DONE.search(err)
     if proc.returncode != 0 or match is None:
