@@ -276,8 +276,13 @@ def test_a_process_that_disabled_writes_reads_but_never_writes(store: Store) -> 
     from grooveseek.store import sidecar
 
     _fresh_process_knn(store, _unit(np.random.default_rng(1), 1)[0])
-    sidecar.disable_writes()  # as groove serve does
-    assert read_vectors(store.path, _generation(store), DIM) is not None  # still read
-    _add(store, "new.md", _unit(np.random.default_rng(2), 1))
-    _assert_matches_sqlite_vec(store, 8)
-    assert read_vectors(store.path, _generation(store), DIM) is None  # the stale file stays stale
+    restore = sidecar.disable_writes()  # as groove serve does
+    try:
+        assert read_vectors(store.path, _generation(store), DIM) is not None  # still read
+        _add(store, "new.md", _unit(np.random.default_rng(2), 1))
+        _assert_matches_sqlite_vec(store, 8)
+        assert read_vectors(store.path, _generation(store), DIM) is None  # the stale file stays stale
+    finally:
+        restore()  # what serve does when it ends: later commands in this process write again
+    _fresh_process_knn(store, _unit(np.random.default_rng(3), 1)[0])
+    assert read_vectors(store.path, _generation(store), DIM) is not None  # written again

@@ -165,7 +165,7 @@ def serve_command(
     from ..mcp.startup import quiet_third_party_logs, resolve_plan, stdout_reserved_for_protocol
     from ..store.sidecar import disable_writes
 
-    disable_writes()  # the vector sidecar is for one-shot processes (store/sidecar.py)
+    ctx.call_on_close(disable_writes())  # the vector sidecar is for one-shot processes (store/sidecar.py)
     quiet_third_party_logs()
     front = None
     with stdout_reserved_for_protocol() as protocol_fd:

@@ -39,6 +39,7 @@ import os
 import stat
 import struct
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -61,12 +62,22 @@ Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]  # ids int64, vectors float32
 _WRITES = hasattr(os, "O_NOFOLLOW") and hasattr(os, "geteuid")
 
 
-def disable_writes() -> None:
-    """This process never writes the file (``groove serve``): a server keeps its matrix in memory
-    and answers one-shot commands over its socket, so rewriting the file after every change the
-    watcher indexes would only churn the disk. The next one-shot process writes it instead."""
+def disable_writes() -> Callable[[], None]:
+    """This process no longer writes the file (``groove serve``): a server keeps its matrix in
+    memory and answers one-shot commands over its socket, so rewriting the file after every change
+    the watcher indexes would only churn the disk. The next one-shot process writes it instead.
+
+    Returns the call that restores the previous setting, which the command runs when it ends: a
+    process that runs more than one command (a test runner invoking the CLI in process) must not
+    keep a server's setting for the one-shot commands after it."""
     global _WRITES
-    _WRITES = False
+    before, _WRITES = _WRITES, False
+
+    def restore() -> None:
+        global _WRITES
+        _WRITES = before
+
+    return restore
 
 
 def sidecar_path(db_path: str | os.PathLike[str]) -> Path:
