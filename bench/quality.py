@@ -53,6 +53,20 @@ CONFIGS = {
     "composite-all": ("minilm-l6-int8+use-multilingual-v3", ""),
     # Embedded once (issue 26) but chunked at minilm's window for every language, as before.
     "b256": ("minilm-l6-int8+use-multilingual-v3", "[index]\nmax_chunk_tokens = 256\n"),
+    # Smaller pieces for every language (issue 27: chunk size chosen by measurement).
+    "b128": ("minilm-l6-int8+use-multilingual-v3", "[index]\nmax_chunk_tokens = 128\n"),
+    "b192": ("minilm-l6-int8+use-multilingual-v3", "[index]\nmax_chunk_tokens = 192\n"),
+    # The document title and ancestor headings as every chunk's context (issue 27).
+    "ctx": ("minilm-l6-int8+use-multilingual-v3", "[contextual]\nenabled = true\n"),
+    "off": ("minilm-l6-int8+use-multilingual-v3", "[contextual]\nenabled = false\n"),
+    "ctx128": (
+        "minilm-l6-int8+use-multilingual-v3",
+        "[index]\nmax_chunk_tokens = 128\n[contextual]\nenabled = true\n",
+    ),
+    "ctx192": (
+        "minilm-l6-int8+use-multilingual-v3",
+        "[index]\nmax_chunk_tokens = 192\n[contextual]\nenabled = true\n",
+    ),
     "minilm": ("minilm-l6-int8", ""),
     "use": ("use-multilingual-v3", ""),
 }

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grooveseek.config.model import GrooveConfig
+from grooveseek.config.model import ContextualConfig, GrooveConfig
 from grooveseek.index.guard import db_path_for, open_for_index
 from grooveseek.index.indexer import Indexer, IndexOptions
 from grooveseek.index.report import Reporter
@@ -58,7 +58,8 @@ def kb(tmp_path: Path) -> Path:
 
 
 def run(kb: Path, embedder: CountingEmbedder, *, force: bool = False):
-    config = GrooveConfig()
+    # Without breadcrumbs, so that the same section in three files is one embedding input.
+    config = GrooveConfig(contextual=ContextualConfig(enabled=False))
     registry = Registry.build(load_plugins(PluginSelection(parsers=config.parsers.enabled)), config)
     registry.embedders["fake"] = embedder
     store = open_for_index(db_path_for(kb), force=force)

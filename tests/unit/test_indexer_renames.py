@@ -64,8 +64,12 @@ class KB:
 
 
 def make_kb(tmp_path: Path, **config) -> KB:
+    # Renames as R4.22 pairs them; the tests that turn breadcrumbs on (R4.23) say so.
     base = GrooveConfig(
-        kb_path=str(tmp_path / "kb"), model="fake", parsers=ParsersConfig(enabled=("md", "txt"))
+        kb_path=str(tmp_path / "kb"),
+        model="fake",
+        parsers=ParsersConfig(enabled=("md", "txt")),
+        contextual=ContextualConfig(enabled=False),
     )
     return KB(tmp_path / "kb", attrs.evolve(base, **config))
 

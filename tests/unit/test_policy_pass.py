@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from grooveseek.cli import cli
-from grooveseek.config.model import GrooveConfig, IndexConfig, ParsersConfig
+from grooveseek.config.model import ContextualConfig, GrooveConfig, IndexConfig, ParsersConfig
 from grooveseek.errors import ModelError, ParseError
 from grooveseek.index.guard import db_path_for, open_for_index
 from grooveseek.index.indexer import Indexer, IndexOptions
@@ -97,6 +97,8 @@ class KB:
             model="fake",
             parsers=ParsersConfig(enabled=("txt",)),
             index=IndexConfig(max_text_file_size=self.text_cap),
+            # A .txt file's title is its file name: with breadcrumbs a rename re-indexes it (R4.23).
+            contextual=ContextualConfig(enabled=False),
         )
         registry = Registry.build(load_plugins(PluginSelection(parsers=("txt",))), config)
         registry.parsers["txt"] = Policy(registry.parsers["txt"], version, **policy)

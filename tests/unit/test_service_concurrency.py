@@ -209,7 +209,10 @@ def test_a_file_the_model_cannot_embed_is_skipped_and_named(service, kb, embedde
     # the lexical pass; only its vector is missing.
     assert all("v2" in now[f"f{i}.md"] for i in range(FILES))
     with service.reader() as store:
-        assert [p.text for p in store.pending_vectors(10)] == ["# Note 2\n\nfruit salad note 2 v2 POISON"]
+        # The embedding input: the breadcrumb (the note's title), then the chunk (R3.85).
+        assert [p.text for p in store.pending_vectors(10)] == [
+            "Note 2\n\n# Note 2\n\nfruit salad note 2 v2 POISON"
+        ]
 
 
 def test_a_failed_rebuild_releases_the_lock_and_keeps_committed_files(service, kb, embedder) -> None:

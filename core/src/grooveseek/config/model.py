@@ -144,7 +144,24 @@ class SearchConfig:
 
 @attrs.frozen
 class ContextualConfig:
-    enabled: bool = False
+    # None = not set: an index keeps the context mode it records, a new index gets breadcrumbs
+    # (issue 27, docs/retrieval.md "Breadcrumbs by default"; ``context_enabled``).
+    enabled: bool | None = None
+
+
+def context_enabled(config: ContextualConfig, recorded: str | None, *, new_index: bool) -> bool:
+    """Whether a run builds chunks with the context breadcrumb (R3.84 as changed by issue 27).
+
+    An explicit ``enabled`` wins (a disagreement with the index warns, R4.35). Unset, an index keeps
+    the mode it records, and only a new index gets breadcrumbs: one built before R4.35, which records
+    no mode, was built without them (the old default), so it stays off rather than mixing two kinds
+    of chunk.
+    """
+    if config.enabled is not None:
+        return config.enabled
+    if recorded is not None:
+        return recorded == "static"
+    return new_index
 
 
 @attrs.frozen

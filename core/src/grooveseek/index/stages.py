@@ -23,7 +23,7 @@ from pathlib import Path
 
 import attrs
 
-from ..config.model import GrooveConfig
+from ..config.model import GrooveConfig, context_enabled
 from ..errors import ReadRefused
 from ..fieldschema import FIELD_PARSERS, FieldSchema, field_rows, load_kb_schema
 from ..fsread import read_bound, size_cap_message, stat_size
@@ -334,7 +334,9 @@ def run_parts(
     """
     state = RunState(lines)
     guard = FileGuard(store, state)
+    new_index = store.meta("embedding_identity") is None
+    contextual = context_enabled(config.contextual, store.meta("context_mode"), new_index=new_index)
     stages = IndexStages(
-        kb, store, config, registry, embedder, reporter, state, load_kb_schema(kb), config.contextual.enabled
+        kb, store, config, registry, embedder, reporter, state, load_kb_schema(kb), contextual
     )
     return RunParts(state, guard, stages, Writer(store, embedder, state, guard, reporter.warn))
