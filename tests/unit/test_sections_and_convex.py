@@ -172,3 +172,27 @@ def test_tune_ranks_under_the_configured_method_grouping_and_weights(store):
     assert [h.score for h in default] != [h.score for h in tuned]  # RRF scores, grouped: not the same
     snippet = fusion_snippet(DEFAULT_CONDITION, kept_fusion(base.fusion))
     assert 'method = "convex"' in snippet and "vector_weight = 0.5" in snippet
+
+
+@pytest.mark.parametrize("method", ["rrf", "convex"])
+def test_a_tie_goes_to_the_chunk_whose_words_a_lexical_leg_matched(method):
+    # Issue 27: in a 20 MB note the only chunk holding "zebrafish quokka" (chunk 900, first in the
+    # trigram leg) tied with the vector leg's first chunk (chunk 7, neither word), which won on its
+    # smaller id. Found by one leg each at the same rank, the lexical leg's chunk wins now.
+    legs = [
+        ("fts", [900], {900: -12.0}),
+        ("vector", [7, 8], {7: 0.9, 8: 1.0}),
+        ("cjk", [], {}),
+    ]
+    fused = fuse(legs, [1.0, 1.0, 1.5], method=method, k=60.0)
+    assert fused[0][0] == 900 and fused[1][0] == 7
+    assert fused[0][1] == fused[1][1]
+    # Between two lexical ties the better lexical rank wins, then the smaller id.
+    legs = [
+        ("fts", [30, 20], {30: -5.0, 20: -4.0}),
+        ("vector", [20, 30], {20: 0.5, 30: 0.6}),
+        ("cjk", [], {}),
+    ]
+    assert [cid for cid, _ in fuse(legs, [1.0, 1.0, 1.5], method="rrf", k=60.0)] == [30, 20]
+    # Without a lexical leg the order is by id, as before.
+    assert [cid for cid, _ in rrf([[5], [3]], 60.0)] == [3, 5]

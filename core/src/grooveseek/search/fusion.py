@@ -69,17 +69,53 @@ def fusion_fingerprint(explicit: Mapping[str, float | None], languages: Sequence
 
 
 def rrf(
-    legs: Sequence[Sequence[int]], k: float, weights: Sequence[float] | None = None
+    legs: Sequence[Sequence[int]],
+    k: float,
+    weights: Sequence[float] | None = None,
+    *,
+    prefer: Mapping[int, int] | None = None,
 ) -> list[tuple[int, float]]:
-    """Weighted R6.31: sum of w/(k + r + 1) over legs, 0-based r; ties broken by ascending chunk id."""
+    """Weighted R6.31: sum of w/(k + r + 1) over legs, 0-based r; ties broken by ``prefer`` (see
+    ``ranked``), then by ascending chunk id."""
     scores: dict[int, float] = {}
-    for i, ranked in enumerate(legs):
+    for i, ids in enumerate(legs):
         weight = 1.0 if weights is None else weights[i]
         if weight == 0:
             continue
-        for rank, chunk_id in enumerate(ranked):
+        for rank, chunk_id in enumerate(ids):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank + 1)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return ranked(scores, prefer)
+
+
+#: The legs that match the query's own words (fts: trigrams, cjk: bigrams); the vector leg returns
+#: neighbours for any query, words or not.
+LEXICAL_LEGS = ("fts", "cjk")
+
+
+def lexical_ranks(legs: Sequence[tuple[str, Sequence[int], Mapping[int, float]]]) -> dict[int, int]:
+    """Each chunk's best 0-based rank in a lexical leg (``LEXICAL_LEGS``)."""
+    best: dict[int, int] = {}
+    for name, ids, _ in legs:
+        if name in LEXICAL_LEGS:
+            for rank, cid in enumerate(ids):
+                if rank < best.get(cid, rank + 1):
+                    best[cid] = rank
+    return best
+
+
+def ranked(scores: Mapping[int, float], prefer: Mapping[int, int] | None) -> list[tuple[int, float]]:
+    """``scores`` best first. Equal scores go to the chunk with the smaller ``prefer`` value (a
+    chunk absent from it after every chunk in it), then to the smaller chunk id.
+
+    Why (issue 27): one leg's first hit ties with another leg's first hit whenever each found its
+    chunk alone, and the vector leg has a first hit for any query. In a 20 MB note the only chunk
+    holding "zebrafish quokka" tied at 1/61 with the vector leg's first chunk, which held neither
+    word and won on its smaller id; ``fuse`` prefers the chunk a lexical leg ranked, since its words
+    are in the text.
+    """
+    missing = len(scores) + 1
+    order = prefer or {}
+    return sorted(scores.items(), key=lambda item: (-item[1], order.get(item[0], missing), item[0]))
 
 
 #: Score-aware fusion's normalisations (``convex``): "minmax" maps each leg's fetched scores onto
@@ -101,10 +137,11 @@ def convex(
     weights: Sequence[float],
     *,
     normalise: str = "minmax",
+    prefer: Mapping[int, int] | None = None,
 ) -> list[tuple[int, float]]:
     """Convex combination of normalised leg scores: sum of ``w * n(score)`` over the legs that
     returned something, divided by the sum of their weights; a chunk a leg did not return gets 0
-    from it. Ties broken by ascending chunk id, as in ``rrf``.
+    from it. Ties broken as in ``rrf``.
     """
     if normalise not in NORMALISATIONS:
         raise ValueError(f"unknown normalisation {normalise!r}; expected one of {NORMALISATIONS}")
@@ -124,7 +161,7 @@ def convex(
             scores[cid] = scores.get(cid, 0.0) + weight * n
     if total == 0:
         return []
-    return sorted(((cid, s / total) for cid, s in scores.items()), key=lambda item: (-item[1], item[0]))
+    return ranked({cid: s / total for cid, s in scores.items()}, prefer)
 
 
 #: Fusion methods (``[search.fusion] method``): weighted RRF (R6.31 as changed by issue 11), the
@@ -153,9 +190,11 @@ def fuse(
     method: str,
     k: float,
 ) -> list[tuple[int, float]]:
-    """The fused ranking of one search by a resolved ``method`` ("rrf" or "convex")."""
+    """The fused ranking of one search by a resolved ``method`` ("rrf" or "convex"); equal scores
+    go to the chunk a lexical leg ranked higher (``ranked``)."""
+    prefer = lexical_ranks(legs)
     if method == "convex":
-        return convex(legs, weights)
+        return convex(legs, weights, prefer=prefer)
     if method != "rrf":
         raise ValueError(f"unknown fusion method {method!r}; expected one of {METHODS}")
-    return rrf([ids for _, ids, _ in legs], k, weights)
+    return rrf([ids for _, ids, _ in legs], k, weights, prefer=prefer)
