@@ -109,6 +109,10 @@ def build(config: str, corpus: str, shared: Path, work: Path, rebuild: bool):
         shutil.copytree(shared / "bench" / "corpora" / corpus, where / "kb")
         (where / "groove.toml").write_text(config_text(config), encoding="utf-8")
         app = build_app(str(where / "groove.toml"), None)
+        # The index lives in the data folder, keyed by the folder's path, so it outlives the copy:
+        # remove it, or the rebuild would keep what the old index records (its context mode).
+        for suffix in ("", "-wal", "-shm", ".vectors"):
+            Path(f"{app.db}{suffix}").unlink(missing_ok=True)
         load_before = load()
         cpu0, wall0 = cpu_seconds(), time.perf_counter()
         app.embedder.load()
