@@ -6,8 +6,10 @@ stderr and never a traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -178,6 +180,28 @@ def test_status_without_an_index(small_kb):
     result = small_kb.run("status")
     assert result.exit_code == 0 and result.stdout == ""
     assert "No index found. Run groove index --kb-path" in result.stderr
+
+
+def test_status_names_the_context_mode_and_how_an_old_index_gets_breadcrumbs(small_kb):
+    """Issue 27 (D-CTX.1): a new index gets breadcrumbs; one built without keeps its mode, and
+    status says how to switch unless the config chose "off" itself."""
+    plain = 'kb_path = "kb"\nmodel = "minilm-l6-int8"\n'
+    small_kb.config.write_text(plain + "[contextual]\nenabled = false\n", encoding="utf-8")
+    assert small_kb.run("index", "--quiet").exit_code == 0
+    assert "Context mode: off\n" in small_kb.run("status").stdout  # chosen: no advice
+    small_kb.config.write_text(plain, encoding="utf-8")
+    assert small_kb.run("index", "--quiet").exit_code == 0  # unset: the index keeps "off"
+    status = small_kb.run("status").stdout
+    assert "Context mode: off (new indexes get breadcrumbs" in status
+    assert "groove index --force rebuilds this one with them)" in status
+    assert json.loads(small_kb.run("status", "--format", "json").stdout)["context_mode"] == "off"
+    assert small_kb.run("index", "--force", "--quiet").exit_code == 0  # a new index: breadcrumbs
+    assert "Context mode: static\n" in small_kb.run("status").stdout
+    fresh = IndexedKB(root=small_kb.root, kb=small_kb.root / "kb2", config=small_kb.root / "fresh.toml")
+    fresh.config.write_text(plain.replace('"kb"', '"kb2"'), encoding="utf-8")
+    shutil.copytree(small_kb.kb, fresh.kb)
+    assert fresh.run("index", "--quiet").exit_code == 0
+    assert "Context mode: static\n" in fresh.run("status").stdout
 
 
 def test_txt_enabled_by_trusted_config(small_kb):

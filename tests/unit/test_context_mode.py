@@ -76,8 +76,8 @@ def test_an_index_built_without_breadcrumbs_keeps_them_off_silently(kb: Path) ->
     )
     mode, contexts, warnings = run(kb, None)
     assert (mode, contexts, warnings) == ("off", ["", ""], [])
-    # A forced rebuild with the key unset keeps the index's mode too, as it keeps its model.
-    assert run(kb, None, force=True)[:2] == ("off", ["", ""])
+    # A forced rebuild is a new index: with the key unset it gets breadcrumbs.
+    assert run(kb, None, force=True)[:2] == ("static", ["Garden > Soil", "More > Water"])
 
 
 def test_an_explicit_setting_that_disagrees_warns_and_keeps_the_recorded_mode(kb: Path) -> None:

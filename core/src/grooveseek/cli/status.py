@@ -110,7 +110,7 @@ def _print_text(store: IndexStore, app: App, facts: dict[str, object]) -> None:
     click.echo(f"Model: {facts['model'] or '(none yet)'} ({facts['dimension'] or '?'} dim)")
     for line in endpoint_lines(app.config):
         click.echo(line)
-    click.echo(f"Context mode: {facts['context_mode']}")
+    click.echo(f"Context mode: {facts['context_mode']}{_context_hint(app, facts)}")
     click.echo(_declared_line(store))
     awaiting = facts["awaiting_reparse"]
     if awaiting:  # only in that state, so the R8.12 lines stay as they are otherwise
@@ -123,3 +123,13 @@ def _print_text(store: IndexStore, app: App, facts: dict[str, object]) -> None:
             f"Quality filter (threshold={quality['threshold']}): {quality['passing']} passing, "
             f"{quality['below']} below threshold"
         )
+
+
+def _context_hint(app: App, facts: dict[str, object]) -> str:
+    """An index built without breadcrumbs keeps them off (issue 27, D-CTX.1): say how to switch,
+    unless the config chose "off" itself."""
+    if facts["context_mode"] != "off" or app.config.contextual.enabled is not None:
+        return ""
+    return (
+        " (new indexes get breadcrumbs, which rank better: groove index --force rebuilds this one with them)"
+    )

@@ -153,9 +153,9 @@ def context_enabled(config: ContextualConfig, recorded: str | None, *, new_index
     """Whether a run builds chunks with the context breadcrumb (R3.84 as changed by issue 27).
 
     An explicit ``enabled`` wins (a disagreement with the index warns, R4.35). Unset, an index keeps
-    the mode it records, and only a new index gets breadcrumbs: one built before R4.35, which records
-    no mode, was built without them (the old default), so it stays off rather than mixing two kinds
-    of chunk.
+    the mode it records, and only a new index (a forced rebuild is one) gets breadcrumbs: one built
+    before R4.35, which records no mode, was built without them (the old default), so it stays off
+    rather than mixing two kinds of chunk.
     """
     if config.enabled is not None:
         return config.enabled

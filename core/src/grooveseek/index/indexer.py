@@ -24,7 +24,7 @@ from pathlib import Path
 
 import attrs
 
-from ..config.model import GrooveConfig
+from ..config.model import GrooveConfig, context_enabled
 from ..fieldschema import FIELD_PARSERS
 from ..interfaces import Embedder
 from ..langmix import META_KEY as LANGUAGE_MIX_KEY
@@ -114,6 +114,8 @@ class Indexer:
         if options.force:
             self.embedder.load()  # fail before the reset; otherwise the model loads on first embed
             probe(self.embedder)
+            # A forced rebuild is a new index: unset, [contextual] gives it breadcrumbs (D-CTX.1).
+            self.stages.contextual = context_enabled(self.config.contextual, None, new_index=True)
             self.store.reset(self.embedder.dimension, self._fresh_meta())
         else:
             self._settle_context_mode()
