@@ -64,12 +64,15 @@ from pathlib import Path
 import numpy as np
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # before the engine loads; see the docstring
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the bench directory is not a package
+import quality
+from quality import ndcg_keys
 
 ROOT = Path(__file__).resolve().parent
 QUALITY = ROOT / "work" / "quality" / "ctx"
 OUT = ROOT / "work" / "e5"
 CORPORA = ("npm-docs", "js-primer", "jsquad-valid")
-K = 10
+K = quality.K
 TOP = 50
 BATCH = 32
 W = {"fts": 1.0, "vector": 1.0, "cjk": 1.5, "e5": 1.0}
@@ -248,22 +251,6 @@ def fuse(legs: dict, query: str, variant: str) -> list[tuple[int, float]]:
         rows = legs[src]
         tup.append(("vector" if src == "e5" else n, [c for c, _ in rows], dict(rows)))
     return fusion.fuse(tup, [W[n] for n in names], method=method, k=60.0)
-
-
-def ndcg_keys(hits, expected, level: str) -> float:
-    """bench/quality.py's ndcg_keys."""
-    from grooveseek.eval.golden import GoldenExpected
-    from grooveseek.eval.metrics import first_match_ranks, ndcg_at_k
-
-    if level == "doc":
-        seen, docs = set(), []
-        for path, _ in hits:
-            if path not in seen:
-                seen.add(path)
-                docs.append((path, None))
-        paths = list(dict.fromkeys(e.path for e in expected))
-        return ndcg_at_k(first_match_ranks(docs[:K], [GoldenExpected(path=p) for p in paths]), K)
-    return ndcg_at_k(first_match_ranks(hits[:K], expected), K)
 
 
 def score(d: dict, e5: list[list[list]]) -> dict:
